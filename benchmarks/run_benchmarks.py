@@ -1,0 +1,126 @@
+"""Benchmark `synth run`: wall time and peak memory on the demo data and on a 1,000,000-row table.
+
+Usage (from the repository root, after `pip install .`):
+
+    python benchmarks/run_benchmarks.py
+
+Each case runs in a fresh Python process (so peak memory is that run's alone) through the CLI's
+``main``; the results are appended to benchmarks/RESULTS.md with the machine, date and command.
+Working files go to benchmarks/out/ (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+RESULTS = HERE / "RESULTS.md"
+MILLION = 1_000_000
+
+
+def child(argv: list[str]) -> None:
+    """Run one CLI command in this process and print its time and peak memory as JSON."""
+    from synth.cli import main
+
+    start = time.perf_counter()
+    code = main(argv)
+    seconds = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"exit": code, "seconds": seconds, "peak_mib": peak_mib}))
+
+
+def measure(argv: list[str]) -> dict:
+    done = subprocess.run([sys.executable, __file__, "--child", *argv], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark case failed: {' '.join(argv)}\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def demo_paths() -> tuple[Path, Path]:
+    data = resources.files("synth") / "data"
+    return Path(str(data / "adult.csv.gz")), Path(str(data / "adult.toml"))
+
+
+def million_row_table(source: Path) -> Path:
+    """The demo table repeated (and cut) to exactly 1,000,000 rows."""
+    path = OUT / "adult_1m.csv"
+    if not path.exists():
+        df = pd.read_csv(source, dtype=str, keep_default_na=False)
+        repeats = -(-MILLION // len(df))
+        pd.concat([df] * repeats, ignore_index=True).iloc[:MILLION].to_csv(path, index=False)
+    return path
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{platform.system()} {platform.machine()} ({cpu}), {os.cpu_count()} cores, {mem_gib:.0f} GiB, Python {platform.python_version()}"
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    csv, profile = demo_paths()
+    big = million_row_table(csv)
+    cases = [
+        ("demo data (30,162 × 15), profile adult.toml, engine independent, ε=1",
+         ["run", str(csv), "--profile", str(profile), "-o", str(OUT / "demo"), "--force", "--quiet", "--seed", "1"]),
+        ("demo data, no profile (domains estimated under DP), ε=1, δ=1e-9",
+         ["run", str(csv), "--epsilon", "1", "-o", str(OUT / "demo_noprofile"), "--force", "--quiet", "--seed", "1"]),
+        ("demo data, profile, OpenDP samplers (no seed)",
+         ["run", str(csv), "--profile", str(profile), "-o", str(OUT / "demo_secure"), "--force", "--quiet"]),
+        ("1,000,000 × 15 (demo repeated), profile adult.toml, ε=1",
+         ["run", str(big), "--profile", str(profile), "-o", str(OUT / "million"), "--force", "--quiet", "--seed", "1"]),
+        ("1,000,000 × 15, no profile, ε=1, δ=1e-9",
+         ["run", str(big), "--epsilon", "1", "-o", str(OUT / "million_noprofile"), "--force", "--quiet", "--seed", "1"]),
+    ]
+    rows = []
+    for label, argv in cases:
+        result = measure(argv)
+        rows.append((label, result))
+        print(f"{label}: {result['seconds']:.1f} s, peak {result['peak_mib']:.0f} MiB", flush=True)
+    evaluation = measure(["evaluate", str(csv), str(OUT / "demo" / "synthetic.csv"), "--description",
+                          str(OUT / "demo" / "description.json"), "--json", str(OUT / "demo_eval.json"),
+                          "--force", "--quiet"])
+    summary = json.loads((OUT / "demo_eval.json").read_text())["summary"]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"\n## `synth run` time and peak memory — {stamp}\n",
+        f"Machine: {machine()}. Command: `python benchmarks/run_benchmarks.py`. Each case is a fresh "
+        "process; peak memory is its maximum resident set size (includes the Python interpreter, "
+        "pandas and OpenDP).\n",
+        "| case | wall time (s) | peak memory (MiB) |",
+        "| --- | ---: | ---: |",
+        *[f"| {label} | {r['seconds']:.1f} | {r['peak_mib']:.0f} |" for label, r in rows],
+        f"| evaluate (demo original vs synthetic) | {evaluation['seconds']:.1f} | {evaluation['peak_mib']:.0f} |",
+        "",
+        f"Utility of the first case (engine independent, ε = 1): mean 1-way TVD "
+        f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {summary['two_way']['mean_tvd']:.4f} "
+        f"(max {summary['two_way']['max_tvd']:.4f}) over {summary['two_way']['marginals']} marginals, "
+        "on the profile's discretisation.\n",
+    ]
+    if not RESULTS.exists():
+        RESULTS.write_text("# Benchmark results\n\nFigures measured on this project's machines; newest last.\n")
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(lines))
+    print(f"appended to {RESULTS}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+    else:
+        argparse.ArgumentParser(description=__doc__).parse_args()
+        main()

@@ -1,0 +1,128 @@
+"""The Python API: the verbs a user calls (describe, generate, run, evaluate, draft_profile, ...).
+
+Each verb composes the modules below it and mirrors a CLI command. Nothing in the package imports
+this module except ``synth.cli`` and the package's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import pandas as pd
+
+from synth.describer import describe as _describe
+from synth.description import Description, load_description, save_description
+from synth.errors import BudgetError
+from synth.evaluate import Evaluation
+from synth.evaluate import evaluate as _evaluate
+from synth.files import check_writable
+from synth.generate import generate
+from synth.manifest import build_manifest, save_manifest
+from synth.profile import Profile, load_profile
+from synth.progress import SILENT, Progress
+from synth.tableio import read_table, write_table
+
+DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9
+
+DataLike = pd.DataFrame | str | os.PathLike[str]
+ProfileLike = Profile | str | os.PathLike[str] | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What ``run`` wrote: the synthetic table, the Description and the manifest."""
+
+    synthetic: pd.DataFrame
+    description: Description
+    files: dict[str, Path]
+
+
+def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None, delta: float | None = None,
+                    engine: str | None = None, rows: int | None = None, seed: int | None = None) -> Profile:
+    """Load ``profile`` (or start an empty one) and apply the options given explicitly."""
+    if profile is None:
+        if epsilon is None:
+            raise BudgetError(
+                "no privacy budget: pass --epsilon (e.g. --epsilon 1) or a profile that sets one "
+                "(`synth profile DATA -o profile.toml` drafts it)."
+            )
+        base = Profile(schema=None, epsilon=epsilon,
+                       delta=DEFAULT_DELTA_WITHOUT_PROFILE if delta is None else delta)
+    else:
+        base = profile if isinstance(profile, Profile) else load_profile(profile)
+    return base.with_overrides(epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
+
+
+def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
+    """A DataFrame as it is, or a CSV/Parquet file read with the profile's missing-value markers."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    return read_table(data, profile.missing_markers)
+
+
+def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | None = None,
+             delta: float | None = None, engine: str | None = None, seed: int | None = None,
+             progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> Description:
+    """Measure a private table under DP and return the release (a Description).
+
+    Values clipped or mapped to "other" are counted and the counts written to ``report_to`` (the
+    data owner's console); they are exact statistics of the private data and never part of the
+    release.
+    """
+    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
+    result = _describe(load_data(data, resolved), resolved, progress)
+    if report_to is not None:
+        for line in result.encoding_report.lines():
+            print(f"note (private, not released): {line}", file=report_to)
+    return result.description
+
+
+def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
+        epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
+        rows: int | None = None, seed: int | None = None, force: bool = False,
+        progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
+    """Describe, generate and write synthetic.csv, description.json and manifest.json to ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"synthetic": out / "synthetic.csv", "description": out / "description.json",
+             "manifest": out / "manifest.json"}
+    for path in paths.values():
+        check_writable(path, force)  # refuse before spending any budget
+    description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed,
+                           progress=progress, report_to=report_to)
+    progress.message("sampling synthetic rows")
+    synthetic = generate(description, rows=rows, seed=seed)
+    save_description(description, paths["description"], force=force)
+    write_table(synthetic, paths["synthetic"], force=force)
+    outputs = [paths["synthetic"]]
+    parquet = write_parquet_if_possible(synthetic, out / "synthetic.parquet", force)
+    if parquet is not None:
+        paths["parquet"] = parquet
+        outputs.append(parquet)
+    save_manifest(build_manifest(description, paths["description"], outputs), paths["manifest"], force=force)
+    return RunResult(synthetic, description, paths)
+
+
+def write_parquet_if_possible(df: pd.DataFrame, path: Path, force: bool) -> Path | None:
+    """Also write Parquet when pyarrow is installed (the ``parquet`` extra)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    write_table(df, path, force=force)
+    return path
+
+
+def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,
+             missing_markers: tuple[str, ...] = ("",)) -> Evaluation:
+    """Compare a synthetic table with the original (NOT a DP output: it reads the original)."""
+    if description is not None and not isinstance(description, Description):
+        description = load_description(description)
+    markers = description.schema.missing_markers if description is not None else missing_markers
+    frames = [d if isinstance(d, pd.DataFrame) else read_table(d, markers) for d in (original, synthetic)]
+    return _evaluate(frames[0], frames[1], schema=description.schema if description else None,
+                     missing_markers=markers)

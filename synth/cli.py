@@ -1,0 +1,209 @@
+"""The ``synth`` command line: demo, profile, describe, generate, run, inspect, evaluate.
+
+Every command maps onto a verb of ``synth.api``. Errors that synth raises on purpose
+(``SynthError``) are printed as one paragraph without a traceback and exit with status 2;
+Ctrl-C exits with 130 and leaves no half-written file (outputs are written atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from synth import api
+from synth.description import load_description, save_description
+from synth.errors import SynthError
+from synth.files import atomic_write_text, check_writable
+from synth.inspect import inspect_text
+from synth.profile import draft_profile, save_profile
+from synth.progress import Progress
+from synth.tableio import read_table, write_table
+
+SEEDED_WARNING = ("warning: --seed makes the noise reproducible; such a release is for tests and "
+                  "benchmarks only and must not be shared (the Description records it as seeded).")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 1.0, got {text!r}") from None
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display or notes")
+    p.add_argument("--force", action="store_true", help="replace output files that exist")
+
+
+def _add_budget(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", type=Path, help="release profile (TOML); see profiles/")
+    p.add_argument("--epsilon", type=number, help="privacy budget epsilon (> 0); overrides the profile")
+    p.add_argument("--delta", type=number, help="privacy budget delta in [0, 1); overrides the profile "
+                   f"(default without a profile: {api.DEFAULT_DELTA_WITHOUT_PROFILE:g})")
+    p.add_argument("--engine", help="engine name (default: the profile's, else 'independent')")
+    p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (never share the result)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="synth", description="Differentially private synthetic data.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="run the whole pipeline on the bundled Adult census sample")
+    p.add_argument("-o", "--out", type=Path, default=Path("synth-demo"), help="output folder (default: synth-demo)")
+    p.add_argument("--epsilon", type=number, help="privacy budget (default: the demo profile's, 1.0)")
+    p.add_argument("--seed", type=int, help="reproducible noise (test mode)")
+    _add_common(p)
+
+    p = sub.add_parser("profile", help="draft a release profile from a table, for a person to review")
+    p.add_argument("data", type=Path, help="CSV or Parquet file")
+    p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
+    p.add_argument("--missing", action="append", default=None, metavar="MARKER",
+                   help="a cell text that means missing, e.g. '<NULL>' (repeatable; empty cells always are)")
+    _add_common(p)
+
+    p = sub.add_parser("describe", help="measure a private table under DP and write the Description (JSON)")
+    p.add_argument("data", type=Path, help="CSV or Parquet file")
+    p.add_argument("-o", "--out", type=Path, required=True, help="Description to write (JSON)")
+    _add_budget(p)
+    _add_common(p)
+
+    p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)")
+    p.add_argument("description", type=Path)
+    p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write")
+    p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count)")
+    p.add_argument("--seed", type=int, help="reproducible sampling")
+    _add_common(p)
+
+    p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json, manifest.json")
+    p.add_argument("data", type=Path, help="CSV or Parquet file")
+    p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    p.add_argument("--rows", type=positive_int, help="rows to generate")
+    _add_budget(p)
+    _add_common(p)
+
+    p = sub.add_parser("inspect", help="print what a Description holds: ledger and noisy distributions")
+    p.add_argument("description", type=Path)
+
+    p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
+    p.add_argument("original", type=Path)
+    p.add_argument("synthetic", type=Path)
+    p.add_argument("--description", type=Path, help="Description of the release (gives the discretisation)")
+    p.add_argument("--json", type=Path, help="write every metric to this JSON file")
+    p.add_argument("--missing", action="append", default=None, metavar="MARKER",
+                   help="a cell text that means missing (repeatable)")
+    _add_common(p)
+    return parser
+
+
+def _markers(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(["", *(args.missing or [])]))
+
+
+def _print_evaluation(evaluation: api.Evaluation, json_path: Path | None, force: bool, quiet: bool) -> None:
+    if not quiet:
+        print("\n".join(evaluation.lines()))
+    if json_path is not None:
+        atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
+
+
+def _summarise_run(result: api.RunResult) -> None:
+    spent = result.description.privacy["spent"]
+    print(f"wrote {len(result.synthetic):,} synthetic rows to {result.files['synthetic']}")
+    print(f"wrote the Description to {result.files['description']} and the manifest to {result.files['manifest']}")
+    print(f"privacy spent: epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g} "
+          f"({result.description.neighbouring}); domains: "
+          + ", ".join(sorted(set(result.description.domain_sources.values()))))
+
+
+def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
+    data = resources.files("synth") / "data"
+    with resources.as_file(data / "adult.csv.gz") as csv, resources.as_file(data / "adult.toml") as toml:
+        result = api.run(csv, args.out, toml, epsilon=args.epsilon, seed=args.seed, force=args.force,
+                         progress=progress, report_to=None if args.quiet else sys.stderr)
+        progress.message("evaluating the synthetic table against the original")
+        evaluation = api.evaluate(csv, result.files["synthetic"], result.description)
+    if not args.quiet:
+        _summarise_run(result)
+    _print_evaluation(evaluation, args.out / "evaluation.json", args.force, args.quiet)
+
+
+def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
+    markers = _markers(args)
+    profile = draft_profile(read_table(args.data, markers), missing_markers=markers)
+    save_profile(profile, args.out, force=args.force)
+    if not args.quiet:
+        print(f"wrote a draft profile to {args.out}. Its domains were read from the data: review them, "
+              "replace them with public knowledge, then mark them source = \"public\".")
+
+
+def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
+    check_writable(args.out, args.force)
+    description = api.describe(args.data, args.profile, epsilon=args.epsilon, delta=args.delta,
+                               engine=args.engine, seed=args.seed, progress=progress,
+                               report_to=None if args.quiet else sys.stderr)
+    save_description(description, args.out, force=args.force)
+    if not args.quiet:
+        print(f"wrote the Description to {args.out}")
+
+
+def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
+    check_writable(args.out, args.force)
+    synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed)
+    write_table(synthetic, args.out, force=args.force)
+    if not args.quiet:
+        print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
+
+
+def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+    result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
+                     engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
+                     progress=progress, report_to=None if args.quiet else sys.stderr)
+    if not args.quiet:
+        _summarise_run(result)
+
+
+def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
+    print(inspect_text(load_description(args.description)))
+
+
+def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
+    evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args))
+    _print_evaluation(evaluation, args.json, args.force, args.quiet)
+
+
+COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, "generate": cmd_generate,
+            "run": cmd_run, "inspect": cmd_inspect, "evaluate": cmd_evaluate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    quiet = getattr(args, "quiet", False)
+    if getattr(args, "seed", None) is not None and args.command in ("demo", "describe", "run"):
+        print(SEEDED_WARNING, file=sys.stderr)
+    try:
+        COMMANDS[args.command](args, Progress(quiet=quiet))
+    except SynthError as exc:
+        print(f"synth {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"synth {args.command}: interrupted; no partial output was written.", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

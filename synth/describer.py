@@ -1,0 +1,106 @@
+"""The describer: turns a private table and a profile into a Description (the DP release).
+
+This is the privacy boundary's front door. It is the only code that takes the private table:
+it estimates missing domains under DP (``discovery``), encodes the rows, hands them to a
+``Curator`` and lets the engine spend the budget through it. What leaves is the Description
+(noisy, charged, ledgered) and an ``EncodingReport`` of exact clipping counts that is for the data
+owner's console only and must never be written into a release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from synth.curator import CountRelease, Curator
+from synth.description import Description
+from synth.discovery import discover_columns, needs_delta
+from synth.engines import make_engine
+from synth.errors import DataError, ProfileError
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
+from synth.profile import Profile
+from synth.progress import SILENT, Progress
+from synth.schema import DomainSource, EncodingReport, Kind, Schema, infer_kinds
+
+DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery
+
+
+@dataclass(frozen=True)
+class DescribeResult:
+    """The release, and the exact encoding report that only the data owner may see."""
+
+    description: Description
+    encoding_report: EncodingReport
+
+
+def noise_source(seed: int | None) -> NoiseSource:
+    """OpenDP's floating-point-safe samplers, or the seeded numpy twin for tests and benchmarks."""
+    return SecureNoise() if seed is None else SeededNoise(seed)
+
+
+def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind]:
+    """Kinds of the columns whose domain the profile does not give (all of them without one)."""
+    if profile.schema is None:
+        return infer_kinds(df, profile.missing_markers)
+    missing = [name for name in profile.schema.names if name not in df.columns]
+    if missing:
+        raise DataError(
+            f"the profile names column(s) {missing} that the data lacks (its columns: "
+            f"{list(df.columns)}). Fix the names in the profile or pass the right file."
+        )
+    return {}
+
+
+def _check_domain_sources(schema: Schema, profile: Profile) -> None:
+    derived = [c.name for c in schema.columns if c.source == DomainSource.DATA_DERIVED]
+    if derived and not profile.accept_data_derived_domains:
+        raise ProfileError(
+            f"the domains of column(s) {derived} are marked data-derived: they were read from the "
+            "private data, so releasing them is not differentially private. Replace them with public "
+            "knowledge and set source = \"public\", delete them to have them estimated under DP, or "
+            "set accept_data_derived_domains = true in [release] to release anyway (the release "
+            "will then say it is not end-to-end DP)."
+        )
+
+
+def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) -> DescribeResult:
+    """Measure the private table ``df`` as ``profile`` says, under its privacy budget."""
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise DataError("the table has no rows or no columns; there is nothing to describe.")
+    engine = make_engine(profile.engine, profile.engine_options)  # fail on bad options before spending
+    neighbouring = Neighbouring(profile.neighbouring)
+    to_discover = _columns_to_discover(df, profile)
+    if profile.schema is not None:
+        _check_domain_sources(profile.schema, profile)
+    reserve = profile.delta * DELTA_SHARE_FOR_DISCOVERY if needs_delta(to_discover) and profile.delta > 0 else 0.0
+    accountant = Accountant(Budget(profile.epsilon, profile.delta), delta_reserve=reserve)
+    noise = noise_source(profile.seed)
+    counts = CountRelease(accountant, noise, neighbouring)
+    if to_discover:
+        left = accountant.remaining()
+        budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
+        discovered = discover_columns(df, to_discover, counts, budget, reserve, progress,
+                                      profile.missing_markers)
+        schema = Schema(columns=tuple(discovered[n] for n in to_discover),
+                        missing_markers=profile.missing_markers)
+    else:
+        schema = profile.schema
+    codes, report = schema.encode(df)
+    curator = Curator(codes, schema, counts)
+    result = engine.describe(curator, progress)
+    description = Description(
+        schema=schema,
+        measurements=result.measurements,
+        engine=profile.engine,
+        engine_options=engine.options,
+        engine_output=result.output,
+        neighbouring=neighbouring.relation,
+        privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
+                 "discovery_share": profile.discovery_share if to_discover else 0.0},
+        ledger=accountant.ledger,
+        noise=noise.description(),
+        rows=profile.rows,
+    )
+    return DescribeResult(description, report)

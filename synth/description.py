@@ -1,0 +1,190 @@
+"""The Description: the differentially private release, as a JSON file that can be shared.
+
+It holds the public domain (schema), the noisy measurements with their noise scales, the engine
+and its options, the noise sampler used (and whether it was seeded), the neighbouring relation,
+the privacy budget, what was spent and the full ledger, and where each column's domain came
+from. Everything derived from it is post-processing. It must never hold a statistic of the
+private data that did not pass through a DP mechanism (no exact counts, no file hashes).
+
+``load_description`` validates a file before anything uses it: format, version, types, measurement
+shapes against the domain, and that the stated totals equal the sum of the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from synth import __version__
+from synth.errors import DescriptionError, InputFileError, SynthError
+from synth.files import atomic_write_text
+from synth.measurement import Measurement
+from synth.privacy import LedgerEntry
+from synth.schema import DomainSource, Schema
+
+FORMAT = "synth-description"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Description:
+    """A DP release: public domain, noisy measurements, and a full account of what they cost."""
+
+    schema: Schema
+    measurements: tuple[Measurement, ...]
+    engine: str
+    engine_options: dict[str, Any]
+    engine_output: dict[str, Any]
+    neighbouring: str
+    privacy: dict[str, Any]
+    ledger: tuple[LedgerEntry, ...]
+    noise: dict[str, Any]
+    rows: int | None = None
+    software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def domain_sources(self) -> dict[str, str]:
+        """Where each column's domain came from: public, dp-estimated or data-derived."""
+        return {c.name: DomainSource(c.source).value for c in self.schema.columns}
+
+    @property
+    def end_to_end_dp(self) -> bool:
+        """False when any domain was read from the data without noise (allowed only on request)."""
+        return all(c.source != DomainSource.DATA_DERIVED for c in self.schema.columns)
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.noise.get("seeded", False))
+
+    def ledger_totals(self) -> dict[str, float]:
+        """The plain sums of the ledger's ε, δ and ρ (before any composition theorem)."""
+        return {
+            "epsilon": math.fsum(e.cost.epsilon for e in self.ledger),
+            "delta": math.fsum(e.cost.delta for e in self.ledger),
+            "rho": math.fsum(e.cost.rho for e in self.ledger),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "software": dict(self.software),
+            "created": self.created,
+            "end_to_end_dp": self.end_to_end_dp,
+            "domain_sources": self.domain_sources,
+            "schema": self.schema.to_dict(),
+            "engine": {"name": self.engine, "options": self.engine_options, "output": self.engine_output},
+            "privacy": {
+                **self.privacy,
+                "neighbouring": self.neighbouring,
+                "ledger_totals": self.ledger_totals(),
+                "ledger": [e.to_dict() for e in self.ledger],
+            },
+            "noise": dict(self.noise),
+            "rows": self.rows,
+            "measurements": [m.to_dict() for m in self.measurements],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Description":
+        """Build and validate a Description from parsed JSON."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise DescriptionError(
+                "this file is not a synth Description (its 'format' field is missing or wrong). "
+                "Pass the description.json written by `synth describe` or `synth run`."
+            )
+        version = data.get("format_version")
+        if version != FORMAT_VERSION:
+            raise DescriptionError(
+                f"this Description has format version {version!r}; this synth reads version "
+                f"{FORMAT_VERSION}. Use the synth version that wrote it (see its 'software' field)."
+            )
+        try:
+            schema = Schema.from_dict(data["schema"])
+            privacy = dict(data["privacy"])
+            ledger = tuple(LedgerEntry.from_dict(e) for e in privacy.pop("ledger"))
+            stated_totals = privacy.pop("ledger_totals")
+            neighbouring = str(privacy.pop("neighbouring"))
+            engine = data["engine"]
+            description = cls(
+                schema=schema,
+                measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
+                engine=str(engine["name"]),
+                engine_options=dict(engine.get("options") or {}),
+                engine_output=dict(engine.get("output") or {}),
+                neighbouring=neighbouring,
+                privacy=privacy,
+                ledger=ledger,
+                noise=dict(data["noise"]),
+                rows=None if data.get("rows") is None else int(data["rows"]),
+                software=dict(data["software"]),
+                created=str(data["created"]),
+            )
+        except DescriptionError:
+            raise
+        except SynthError as exc:
+            raise DescriptionError(f"the Description's domain is invalid: {exc}") from exc
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DescriptionError(
+                f"the Description is malformed or was edited by hand ({type(exc).__name__}: {exc}). "
+                "Use the file exactly as synth wrote it."
+            ) from exc
+        description.validate(stated_totals)
+        return description
+
+    def validate(self, stated_totals: dict[str, float] | None = None) -> None:
+        """Check measurements against the domain and the stated totals against the ledger."""
+        sizes = dict(zip(self.schema.names, self.schema.sizes))
+        for m in self.measurements:
+            unknown = [a for a in m.attrs if a not in sizes]
+            if unknown:
+                raise DescriptionError(
+                    f"a measurement names columns {unknown} that the Description's domain lacks; "
+                    "the file is inconsistent."
+                )
+            cells = int(np.prod([sizes[a] for a in m.attrs], dtype=np.int64))
+            if m.values.shape != (cells,) or not np.all(np.isfinite(m.values)):
+                raise DescriptionError(
+                    f"the measurement of {list(m.attrs)} has {m.values.size} values where its "
+                    f"domain has {cells} cells (or holds non-finite values); the file is inconsistent."
+                )
+        if stated_totals is not None:
+            actual = self.ledger_totals()
+            for key, value in actual.items():
+                stated = float(stated_totals.get(key, float("nan")))
+                if not math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15):
+                    raise DescriptionError(
+                        f"the Description states a total {key} of {stated} but its ledger adds up "
+                        f"to {value}; the file was altered. Do not share it."
+                    )
+
+
+def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write the Description as indented JSON, atomically."""
+    text = json.dumps(description.to_dict(), indent=2, allow_nan=False)
+    return atomic_write_text(path, text + "\n", force=force)
+
+
+def load_description(path: str | os.PathLike[str]) -> Description:
+    """Read and validate a Description file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(f"no Description at {p}. Pass the description.json that `synth describe` wrote.")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read {p} ({exc}). Check the path and its permissions.") from exc
+    except json.JSONDecodeError as exc:
+        raise DescriptionError(
+            f"{p} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "it is damaged or not a Description."
+        ) from exc
+    return Description.from_dict(data)

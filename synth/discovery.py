@@ -1,0 +1,146 @@
+"""Domains estimated under DP, for columns whose public domain the profile does not give.
+
+This module reads private values (it is inside the privacy boundary, beside the curator) and
+releases only noisy, charged answers:
+
+* numeric and datetime columns: a noisy histogram over a fixed public grid of buckets (log-scale
+  for numbers, one bucket per calendar year for dates); the bounds are the outermost buckets whose
+  noisy count clears a threshold set from the noise alone, so a lone outlier does not move them;
+* text columns: a thresholded noisy histogram of the values present (the "stability-based"
+  histogram): a value is kept only if its noisy count clears a threshold chosen so that a value
+  held by a single person appears with probability at most δ₀, charged as δ₀ on top of the noise.
+  This needs δ > 0; under pure DP it is refused with a clear message;
+* boolean columns have a public domain and cost nothing.
+
+It never reads a minimum, maximum, count or category list for free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.special import logsumexp
+from scipy.stats import norm
+
+from synth.curator import CountRelease
+from synth.errors import BudgetError
+from synth.privacy import split_budget
+from synth.progress import Progress
+from synth.schema import Column, DomainSource, Kind, datetime_to_seconds, parse_values, text_counts
+
+DISCOVERED_BINS = 32
+MAX_DISCOVERED_CATEGORIES = 1000
+
+_POSITIVE_EDGES = 2.0 ** (np.arange(-40, 201) / 4.0)  # 2^-10 ... 2^50, four buckets per octave
+NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
+YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
+
+
+def needs_delta(kinds: Mapping[str, Kind]) -> bool:
+    """True when some column's categories must be discovered (only possible with δ > 0)."""
+    return any(kind == Kind.CATEGORICAL for kind in kinds.values())
+
+
+def discrete_gaussian_tail(sigma: float, t: int) -> float:
+    """P[Z ≥ t] for the discrete Gaussian with parameter sigma (exact up to float rounding)."""
+    reach = int(math.ceil(40 * sigma)) + abs(t) + 1
+    k = np.arange(-reach, reach + 1)
+    log_w = -(k.astype(float) ** 2) / (2 * sigma**2)
+    return float(np.exp(logsumexp(log_w[k >= t]) - logsumexp(log_w)))
+
+
+def discrete_laplace_tail(scale: float, t: int) -> float:
+    """P[L ≥ t] for the discrete Laplace with scale b and t ≥ 1: q^t / (1 + q), q = e^(-1/b)."""
+    q = math.exp(-1.0 / scale)
+    return q**t / (1.0 + q)
+
+
+def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[int, float]:
+    """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta, and that probability."""
+    tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail
+    tau = 2
+    while tail(scale, tau - 1) > delta:
+        tau *= 2
+    low, high = tau // 2, tau  # tail(high - 1) ≤ delta; search the smallest such threshold
+    while high - low > 1:
+        mid = (low + high) // 2
+        if tail(scale, mid - 1) <= delta:
+            high = mid
+        else:
+            low = mid
+    return high, tail(scale, high - 1)
+
+
+def discover_numeric(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
+                     missing_markers: Sequence[str] = ("",)) -> Column:
+    """Bounds of a numeric or datetime column from a noisy histogram over public buckets."""
+    edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
+    values, _ = parse_values(series, kind, missing_markers)
+    bucket = np.searchsorted(edges, values[np.isfinite(values)], side="right")
+    exact = np.bincount(bucket, minlength=edges.size + 1)
+    noisy = counts.release(exact, budget, query=f"bounds({name}): histogram over public buckets")
+    std = noisy.noise_scale * (1.0 if noisy.mechanism == "discrete_gaussian" else math.sqrt(2.0))
+    threshold = std * norm.isf(0.1 / exact.size)  # a bucket of noise alone clears it rarely
+    occupied = np.nonzero(noisy.values > threshold)[0]
+    occupied = occupied[(occupied > 0) & (occupied < edges.size)]  # open-ended end buckets give no bound
+    if occupied.size == 0:
+        lower, upper = 0.0, 1.0  # nothing detected: a fixed public fallback, not a data value
+    else:
+        lower, upper = float(edges[occupied[0] - 1]), float(edges[occupied[-1]])
+    if kind == Kind.INTEGER:
+        lower, upper = float(math.floor(lower)), float(max(math.ceil(upper) - 1, math.floor(lower) + 1))
+        bins = int(min(upper - lower + 1, DISCOVERED_BINS))
+    else:
+        bins = DISCOVERED_BINS
+    return Column(name=name, kind=kind, categories=None, lower=lower, upper=upper, bins=bins,
+                  source=DomainSource.DP_ESTIMATED)
+
+
+def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
+                        delta: float, missing_markers: Sequence[str] = ("",)) -> Column:
+    """Categories of a text column from a thresholded noisy histogram of its values."""
+    exact = text_counts(series, missing_markers)
+    l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
+    mechanism, scale, _ = counts.calibrate(budget, l1, l2)
+    per_cell = delta / counts.neighbouring.cells_that_appear
+    tau, tail = appearance_threshold(mechanism, scale, per_cell)
+    noisy = counts.release(
+        exact.to_numpy(), budget, extra_delta=tail * counts.neighbouring.cells_that_appear,
+        query=f"categories({name}): thresholded histogram", note=f"threshold {tau}",
+    )
+    kept = np.nonzero(noisy.values >= tau)[0]
+    kept = kept[np.argsort(-noisy.values[kept], kind="stable")][:MAX_DISCOVERED_CATEGORIES]
+    categories = tuple(sorted(exact.index[kept].astype(str)))
+    return Column(name=name, kind=Kind.CATEGORICAL, categories=categories or ("<none found>",),
+                  lower=None, upper=None, bins=None, source=DomainSource.DP_ESTIMATED)
+
+
+def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind], counts: CountRelease,
+                     budget: float, delta: float, progress: Progress,
+                     missing_markers: Sequence[str] = ("",)) -> dict[str, Column]:
+    """DP domains for the columns in ``kinds``, spending ``budget`` (and ``delta`` for text)."""
+    paid: Sequence[str] = [n for n, k in kinds.items() if k != Kind.BOOLEAN]
+    text = [n for n in paid if kinds[n] == Kind.CATEGORICAL]
+    if text and delta <= 0:
+        raise BudgetError(
+            f"the categories of text column(s) {text} are not in a profile, and discovering "
+            "them under DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a profile that "
+            "lists them (`synth profile DATA -o profile.toml`, then review it)."
+        )
+    budgets = dict(zip(paid, split_budget(budget, [1.0] * len(paid)))) if paid else {}
+    deltas = dict(zip(text, split_budget(delta, [1.0] * len(text)))) if text else {}
+    columns: dict[str, Column] = {}
+    for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
+        kind = kinds[name]
+        if kind == Kind.BOOLEAN:
+            columns[name] = Column(name=name, kind=kind, categories=None, lower=None, upper=None,
+                                   bins=None, source=DomainSource.PUBLIC)
+        elif kind == Kind.CATEGORICAL:
+            columns[name] = discover_categories(name, df[name], counts, budgets[name], deltas[name],
+                                                missing_markers)
+        else:
+            columns[name] = discover_numeric(name, df[name], kind, counts, budgets[name], missing_markers)
+    return columns

@@ -1,0 +1,25 @@
+"""Engine registry: each engine by the name a profile or the CLI uses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from synth.engines.base import Engine, EngineResult
+from synth.engines.independent import IndependentEngine
+from synth.errors import EngineError
+
+ENGINES: dict[str, type] = {IndependentEngine.name: IndependentEngine}
+
+
+def make_engine(name: str, options: Mapping[str, Any] | None = None) -> Engine:
+    """Build the engine called ``name`` with ``options``; EngineError if unknown."""
+    if name not in ENGINES:
+        raise EngineError(
+            f"unknown engine {name!r}; available engines: {', '.join(sorted(ENGINES))}. "
+            "Set engine in the profile's [release] table or pass --engine."
+        )
+    return ENGINES[name](dict(options or {}))
+
+
+__all__ = ["ENGINES", "Engine", "EngineResult", "make_engine"]

@@ -1,0 +1,46 @@
+"""What every engine is: options in, DP measurements (through the curator) out.
+
+An engine validates its options when built, then in ``describe`` asks the curator for noisy
+measurements within the budget left, and returns them with any public output of its own (e.g.
+the cliques it selected). It never sees private rows, only the curator's noisy answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from synth.curator import Curator
+from synth.errors import EngineError
+from synth.measurement import Measurement
+from synth.progress import Progress
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """The measurements an engine made and its public, engine-specific output."""
+
+    measurements: tuple[Measurement, ...]
+    output: dict[str, Any] = field(default_factory=dict)
+
+
+class Engine(Protocol):
+    name: ClassVar[str]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The resolved options (defaults filled in), recorded in the Description."""
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        """Spend the curator's remaining budget on measurements."""
+
+
+def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[str]) -> None:
+    """Raise EngineError naming any option the engine does not have."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise EngineError(
+            f"engine {engine!r} has no option(s) {unknown}; its options are "
+            f"{sorted(known) or 'none'}. Fix [engine_options] in the profile."
+        )

@@ -1,0 +1,50 @@
+"""Exception classes of synth: one base, ``SynthError``, and a subclass per kind of bad input.
+
+Every message says what was wrong and what to do about it; the CLI prints the message (no
+traceback) and exits non-zero. Messages must never quote private values (a row count, a value
+seen in the data), because they are printed to consoles and logs.
+"""
+
+from __future__ import annotations
+
+
+class SynthError(Exception):
+    """Base class of every error synth raises on purpose."""
+
+    exit_code = 2
+
+
+class InputFileError(SynthError):
+    """A data or profile file is missing, unreadable, empty, or of an unknown format."""
+
+
+class DataError(SynthError):
+    """The table does not fit what was asked: header only, a missing column, no usable columns."""
+
+
+class SchemaError(SynthError):
+    """A column's kind or public domain is invalid (bounds reversed, no categories, bad kind)."""
+
+
+class ProfileError(SynthError):
+    """A release profile is malformed or contradicts itself."""
+
+
+class BudgetError(SynthError):
+    """A privacy parameter is invalid: epsilon not a positive number, delta outside [0, 1), ..."""
+
+
+class BudgetExhaustedError(SynthError):
+    """A query would spend more privacy budget than is left; it was refused before any noise was drawn."""
+
+
+class EngineError(SynthError):
+    """An unknown engine, or engine options that are invalid."""
+
+
+class DescriptionError(SynthError):
+    """A Description file is malformed, of an unsupported version, or inconsistent."""
+
+
+class OutputError(SynthError):
+    """An output could not be written (exists already without --force, unwritable directory)."""

@@ -1,0 +1,49 @@
+"""Safe output files: every file synth writes appears whole or not at all.
+
+Writers go to a temporary file in the target directory and rename it into place, so an
+interrupted run never leaves a half-written Description or CSV. Existing files are not replaced
+unless ``force`` is given.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from synth.errors import OutputError
+
+
+def check_writable(path: Path, force: bool) -> None:
+    """Raise OutputError if ``path`` exists and ``force`` is False, or its folder is missing."""
+    if path.exists() and not force:
+        raise OutputError(
+            f"{path} exists already. Choose another output path, or pass --force "
+            "(force=True) to replace it."
+        )
+    if not path.parent.is_dir():
+        raise OutputError(
+            f"cannot write {path}: the folder {path.parent} does not exist. Create it first."
+        )
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], force: bool = False) -> Path:
+    """Call ``write(tmp_path)`` and rename the temporary file to ``path`` once it succeeded."""
+    target = Path(path)
+    check_writable(target, force)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, force: bool = False) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force)

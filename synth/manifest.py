@@ -1,0 +1,74 @@
+"""The release manifest: what a data-sharing agreement can point to.
+
+It lists the released files with their SHA-256 digests (these files are DP outputs, so hashing
+them is harmless; the private input is never hashed), and restates in plain terms what was spent
+and how: notion, budget, spent (ε, δ, ρ), neighbouring relation, domain provenance, whether the
+noise was seeded, and the software version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from synth.description import Description
+from synth.files import atomic_write_text
+
+MANIFEST_VERSION = 1
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def guarantee_statement(description: Description) -> str:
+    """One paragraph a person can paste into an agreement."""
+    spent = description.privacy["spent"]
+    parts = [
+        f"These files were produced by synth {description.software.get('version', '?')} with engine "
+        f"'{description.engine}'. They satisfy ({spent['epsilon']:.6g}, {spent['delta']:.3g})-"
+        f"differential privacy under the {description.neighbouring} neighbouring relation"
+    ]
+    if spent.get("rho") is not None:
+        parts.append(f" (accounted as {spent['rho']:.6g}-zCDP, converted to (ε, δ))")
+    parts.append(".")
+    if not description.end_to_end_dp:
+        derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
+        parts.append(
+            f" NOT end-to-end DP: the domains of {derived} were read from the private data without noise."
+        )
+    if description.seeded:
+        parts.append(" WARNING: the noise was drawn from a seeded generator (test mode); do not share.")
+    return "".join(parts)
+
+
+def build_manifest(description: Description, description_path: Path, outputs: list[Path]) -> dict[str, Any]:
+    files = [description_path, *outputs]
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "software": description.software,
+        "created": description.created,
+        "files": [{"name": p.name, "sha256": sha256_of(p), "bytes": p.stat().st_size} for p in files],
+        "privacy": {
+            "notion": description.privacy["spent"].get("notion"),
+            "budget": description.privacy["budget"],
+            "spent": description.privacy["spent"],
+            "neighbouring": description.neighbouring,
+            "ledger_entries": len(description.ledger),
+            "end_to_end_dp": description.end_to_end_dp,
+            "domain_sources": description.domain_sources,
+            "noise": description.noise,
+        },
+        "statement": guarantee_statement(description),
+    }
+
+
+def save_manifest(manifest: dict[str, Any], path: str | os.PathLike[str], force: bool = False) -> Path:
+    return atomic_write_text(path, json.dumps(manifest, indent=2) + "\n", force=force)

@@ -1,0 +1,58 @@
+"""A product model: columns independent, each with its own 1-way distribution.
+
+Fitted from 1-way measurements alone (post-processing): each column's noisy counts (combined
+when measured more than once) are projected onto the simplex scaled to the estimated total.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.measurement import Measurement
+from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
+from synth.schema import Schema
+
+
+@dataclass(frozen=True)
+class ProductModel:
+    """Independent columns with distributions ``probabilities`` (one vector per schema column)."""
+
+    schema: Schema
+    probabilities: tuple[np.ndarray, ...]
+    total: float
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        """The model's joint distribution over ``attrs`` (an outer product), shaped by their sizes."""
+        result = np.ones(())
+        for a in attrs:
+            result = np.multiply.outer(result, self.probabilities[self.schema.names.index(a)])
+        return result
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` i.i.d. rows of codes, shape (n, columns)."""
+        codes = np.empty((n, len(self.probabilities)), dtype=np.int32)
+        for j, p in enumerate(self.probabilities):
+            cdf = np.cumsum(p)
+            codes[:, j] = np.minimum(np.searchsorted(cdf / cdf[-1], rng.random(n), side="right"), p.size - 1)
+        return codes
+
+
+def fit_product_model(schema: Schema, measurements: Sequence[Measurement]) -> ProductModel:
+    """Fit independent columns to 1-way measurements; a column never measured is uniform."""
+    by_column: dict[str, list[Measurement]] = defaultdict(list)
+    for m in measurements:
+        if len(m.attrs) == 1:
+            by_column[m.attrs[0]].append(m)
+    total = estimate_total(measurements)
+    probabilities = []
+    for name, size in zip(schema.names, schema.sizes):
+        if by_column[name]:
+            counts, _ = combine_measurements(by_column[name])
+            probabilities.append(project_to_simplex(counts, total) / total)
+        else:
+            probabilities.append(np.full(size, 1.0 / size))
+    return ProductModel(schema, tuple(probabilities), total)

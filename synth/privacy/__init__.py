@@ -1,0 +1,44 @@
+"""Privacy primitives of synth: budgets, costs and composition (``accounting``) and the noise
+samplers (``mechanisms``). This package never reads data; it only accounts for and draws noise."""
+
+from synth.privacy.accounting import (
+    Accountant,
+    Budget,
+    Cost,
+    LedgerEntry,
+    Notion,
+    approx_to_zcdp_rho,
+    check_randomized_response,
+    exponential_cost,
+    exponential_scale,
+    gaussian_cost,
+    gaussian_sigma,
+    laplace_cost,
+    laplace_scale,
+    randomized_response_cost,
+    split_budget,
+    zcdp_to_approx_epsilon,
+)
+from synth.privacy.mechanisms import NoiseSource, SecureNoise, SeededNoise
+
+__all__ = [
+    "Accountant",
+    "Budget",
+    "Cost",
+    "LedgerEntry",
+    "NoiseSource",
+    "Notion",
+    "SecureNoise",
+    "SeededNoise",
+    "approx_to_zcdp_rho",
+    "check_randomized_response",
+    "exponential_cost",
+    "exponential_scale",
+    "gaussian_cost",
+    "gaussian_sigma",
+    "laplace_cost",
+    "laplace_scale",
+    "randomized_response_cost",
+    "split_budget",
+    "zcdp_to_approx_epsilon",
+]

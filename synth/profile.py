@@ -1,0 +1,394 @@
+"""Release profiles: the schema, public domains, budget and engine of one release, as a TOML file.
+
+A profile says what a release may spend and what is publicly known about the columns. Format
+(every key but ``epsilon`` is optional; column order in the file is the schema order)::
+
+    [release]
+    epsilon = 1.0                        # privacy budget: a number > 0
+    delta = 1e-9                         # 0 <= delta < 1 (default 0: pure DP)
+    neighbouring = "add-remove"          # or "replace"
+    engine = "independent"
+    rows = 30162                         # rows to generate (default: the noisy row count)
+    seed = 42                            # seeded, reproducible noise: tests and benchmarks only
+    missing_markers = ["", "<NULL>"]     # cells read as missing (blank cells always are)
+    other_label = "<OTHER>"              # how values outside a category list are written back
+    accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
+    discovery_share = 0.1                # share of epsilon spent estimating domains when no [columns]
+
+    [engine_options]                     # engine-specific, checked by the engine
+
+    [columns.age]
+    kind = "integer"                     # categorical | integer | float | datetime | boolean
+    lower = 17                           # numeric bounds (datetime: "2020-01-31" ISO strings)
+    upper = 90
+    bins = 74
+    source = "public"                    # public (default) | dp-estimated | data-derived
+
+    [columns.workclass]
+    kind = "categorical"
+    categories = ["Private", "Self-emp-not-inc"]
+
+Without a ``[columns]`` table the profile has no schema: every domain is then estimated under DP
+with ``discovery_share`` of the budget.
+
+``draft_profile`` writes a starting point from the data itself. Its domains are marked
+``data-derived``: they were read from private rows, and the saved file says so in comments.
+Publishing them is not differentially private, so a person must replace them with public
+knowledge (or knowingly set ``accept_data_derived_domains = true``).
+
+This module never sends anything anywhere and its error messages never quote a data value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import tomli_w
+
+from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
+from synth.files import atomic_write_text
+from synth.schema import (
+    DEFAULT_OTHER_LABEL,
+    FIRST_SECOND,
+    LAST_SECOND,
+    MAX_EXACT_INTEGER,
+    Column,
+    DomainSource,
+    Kind,
+    Schema,
+    infer_kinds,
+    parse_values,
+    text_counts,
+)
+
+NEIGHBOURING = ("add-remove", "replace")
+TOP_KEYS = ("release", "engine_options", "columns")
+RELEASE_KEYS = (
+    "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
+    "accept_data_derived_domains", "discovery_share",
+)
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "source")
+DRAFT_MAX_CATEGORIES = 1000
+DRAFT_BINS = 32
+DRAFT_EPSILON = 1.0
+DRAFT_DELTA = 1e-9
+MAX_DRAFT_FLOAT = 1e300  # larger magnitudes are left out of drafted bounds (they are clipped)
+EMPTY_CATEGORY = "<none seen>"  # placeholder category of a drafted column with no values
+
+_DRAFT_HEADER = """\
+# DRAFT release profile, written by `synth profile` from the data itself.
+#
+# Columns marked "data-derived" had their domain (categories, bounds) READ FROM THE PRIVATE DATA.
+# Publishing such a domain is NOT differentially private: a category list or a minimum can reveal
+# one person. Before a release, for each such column either
+#   * replace the domain with public knowledge (published code lists, legal or physical ranges)
+#     and set source = "public", or
+#   * delete the whole [columns] section to have every domain estimated under DP (this spends
+#     discovery_share of the budget), or
+#   * knowingly set accept_data_derived_domains = true in [release]: the release will then state
+#     that it is not end-to-end differentially private.
+# Check each column's kind as well. Integer bins must not exceed the integers in [lower, upper].
+"""
+
+
+def _check_epsilon(value: Any) -> float:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise BudgetError(
+            f"epsilon must be a number greater than 0 (e.g. 1.0); got a {type(value).__name__}. "
+            "Set epsilon in [release] or pass --epsilon."
+        )
+    if not (math.isfinite(value) and value > 0):
+        raise BudgetError(
+            f"epsilon must be a finite number greater than 0 (e.g. 1.0); got {value!r}. "
+            "Set epsilon in [release] or pass --epsilon."
+        )
+    return float(value)
+
+
+def _check_delta(value: Any) -> float:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not 0 <= value < 1:
+        raise BudgetError(
+            f"delta must be a number with 0 <= delta < 1, typically far below 1/rows (e.g. 1e-9); "
+            f"got {value!r}. Set delta in [release] or pass --delta."
+        )
+    return float(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One release: its schema (None: domains estimated under DP), budget, engine and settings.
+
+    Invalid epsilon/delta raise BudgetError; other invalid settings ProfileError.
+    ``missing_markers`` defaults to the schema's markers (or ``("",)`` without a schema) and must
+    agree with them.
+    """
+
+    schema: Schema | None
+    epsilon: float
+    delta: float = 0.0
+    neighbouring: str = "add-remove"
+    engine: str = "independent"
+    engine_options: dict[str, Any] = field(default_factory=dict)
+    rows: int | None = None
+    seed: int | None = None
+    accept_data_derived_domains: bool = False
+    discovery_share: float = 0.1
+    missing_markers: tuple[str, ...] | None = None
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if self.schema is not None and not isinstance(self.schema, Schema):
+            raise ProfileError("a profile's schema must be a Schema or None.")
+        set_(self, "epsilon", _check_epsilon(self.epsilon))
+        set_(self, "delta", _check_delta(self.delta))
+        if self.neighbouring not in NEIGHBOURING:
+            raise ProfileError(
+                f"neighbouring is {self.neighbouring!r}; it must be one of {', '.join(map(repr, NEIGHBOURING))}."
+            )
+        if not isinstance(self.engine, str) or not self.engine:
+            raise ProfileError("engine must be the name of an engine, e.g. \"independent\".")
+        if not isinstance(self.engine_options, Mapping):
+            raise ProfileError("engine_options must be a table of engine settings.")
+        set_(self, "engine_options", dict(self.engine_options))
+        if self.rows is not None and (not _is_int(self.rows) or self.rows < 1):
+            raise ProfileError(f"rows must be a whole number of at least 1, or left out; got {self.rows!r}.")
+        if self.seed is not None and (not _is_int(self.seed) or self.seed < 0):
+            raise ProfileError(f"seed must be a whole number of at least 0, or left out; got {self.seed!r}.")
+        if not isinstance(self.accept_data_derived_domains, bool):
+            raise ProfileError("accept_data_derived_domains must be true or false.")
+        share = self.discovery_share
+        if not isinstance(share, numbers.Real) or isinstance(share, bool) or not 0 < share < 1:
+            raise ProfileError(f"discovery_share must be a number strictly between 0 and 1; got {share!r}.")
+        set_(self, "discovery_share", float(share))
+        set_(self, "missing_markers", self._checked_markers())
+        if self.path is not None:
+            set_(self, "path", os.fspath(self.path))
+
+    def _checked_markers(self) -> tuple[str, ...]:
+        markers = self.missing_markers
+        if markers is None:
+            return self.schema.missing_markers if self.schema is not None else ("",)
+        if isinstance(markers, str) or not all(isinstance(m, str) for m in markers):
+            raise ProfileError("missing_markers must be a list of strings, e.g. [\"\", \"NA\"].")
+        markers = tuple(markers)
+        if self.schema is not None and markers != self.schema.missing_markers:
+            raise ProfileError(
+                "the profile's missing_markers differ from its schema's; give them once, in [release]."
+            )
+        return markers
+
+    def with_overrides(self, **overrides: Any) -> Profile:
+        """A copy with the given settings replaced; a value of None means "not given".
+
+        New ``missing_markers`` are applied to the schema too.
+        """
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TypeError(f"Profile has no setting(s) {unknown}; settings are {sorted(known)}.")
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if "missing_markers" in given and self.schema is not None and "schema" not in given:
+            given["schema"] = replace(self.schema, missing_markers=tuple(given["missing_markers"]))
+        return replace(self, **given)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where} must be a table (a [section] header with key = value lines).")
+    return value
+
+
+def _reject_unknown(table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    unknown = [k for k in table if k not in allowed]
+    if unknown:
+        raise ProfileError(
+            f"{where} has unknown key(s) {unknown}; the allowed keys are {', '.join(allowed)}. "
+            "Check the spelling."
+        )
+
+
+def _column_from_toml(name: str, table: Any) -> Column:
+    where = f"[columns.{name}]"
+    entry = _table(table, where)
+    _reject_unknown(entry, COLUMN_KEYS, where)
+    for key, kinds in (("categories", list), ("kind", str), ("source", str)):
+        if key in entry and not isinstance(entry[key], kinds):
+            raise ProfileError(f"{where}: {key} has the wrong type ({type(entry[key]).__name__}).")
+    try:
+        return Column.from_dict({"name": name, **entry})
+    except SchemaError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
+
+
+def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
+    _reject_unknown(data, TOP_KEYS, "the file")
+    if "release" not in data:
+        raise ProfileError("there is no [release] table; add one with at least epsilon = <budget>.")
+    release = _table(data["release"], "[release]")
+    _reject_unknown(release, RELEASE_KEYS, "[release]")
+    if "epsilon" not in release:
+        raise ProfileError("[release] has no epsilon; add e.g. epsilon = 1.0 (or pass --epsilon).")
+    settings = dict(release)
+    markers = settings.pop("missing_markers", [""])
+    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+        raise ProfileError("[release]: missing_markers must be a list of strings, e.g. [\"\", \"NA\"].")
+    other_label = settings.pop("other_label", DEFAULT_OTHER_LABEL)
+    columns = _table(data.get("columns", {}), "[columns]")
+    if not columns and "other_label" in release:
+        raise ProfileError("other_label only applies to listed [columns]; remove it or add columns.")
+    schema = None
+    if columns:
+        parsed = tuple(_column_from_toml(str(n), t) for n, t in columns.items())
+        schema = Schema(parsed, tuple(markers), other_label)
+    return Profile(
+        schema=schema,
+        engine_options=_table(data.get("engine_options", {}), "[engine_options]"),
+        missing_markers=tuple(markers),
+        path=path,
+        **settings,
+    )
+
+
+def profile_from_dict(data: Mapping[str, Any], path: str | None = None) -> Profile:
+    """A Profile from parsed TOML; ProfileError (naming ``path`` and the key at fault) if invalid.
+
+    Invalid budgets and domains, which the Profile and Column constructors report as BudgetError
+    and SchemaError, are reported here as ProfileError too.
+    """
+    try:
+        return _profile_from_tables(data, path)
+    except (BudgetError, SchemaError, ProfileError) as exc:
+        raise ProfileError(f"{path or 'the profile'}: {exc}") from None
+
+
+def load_profile(path: str | os.PathLike[str]) -> Profile:
+    """Read and validate a TOML release profile.
+
+    InputFileError if the file is missing or unreadable; ProfileError for bad TOML (with the
+    line), unknown keys, wrong types or an invalid domain or budget.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(f"no profile at {p}; check the path (`synth profile DATA -o FILE` drafts one).")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read {p} ({type(exc).__name__}); it must be a UTF-8 text file.") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{p} is not valid TOML: {exc}. Fix the syntax there.") from None
+    return profile_from_dict(data, str(p))
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def _column_comments(column: Column) -> list[str]:
+    if column.source != DomainSource.DATA_DERIVED:
+        return []
+    lines = ["# data-derived: read from the data; replace with public knowledge before a release"]
+    if column.categories is not None and len(column.categories) >= DRAFT_MAX_CATEGORIES:
+        lines.append(f"# only the {DRAFT_MAX_CATEGORIES} most frequent values are listed; others "
+                     "will be encoded as OTHER")
+    return lines
+
+
+def profile_to_toml(profile: Profile) -> str:
+    """The profile as TOML text, with comments on data-derived domains."""
+    schema = profile.schema
+    parts: list[str] = []
+    if schema is not None and any(c.source == DomainSource.DATA_DERIVED for c in schema.columns):
+        parts.append(_DRAFT_HEADER)
+    release: dict[str, Any] = {
+        "epsilon": profile.epsilon, "delta": profile.delta, "neighbouring": profile.neighbouring,
+        "engine": profile.engine,
+    }
+    release.update({k: v for k, v in (("rows", profile.rows), ("seed", profile.seed)) if v is not None})
+    release["missing_markers"] = list(profile.missing_markers or ("",))
+    if schema is not None and schema.other_label != DEFAULT_OTHER_LABEL:
+        release["other_label"] = schema.other_label
+    release["accept_data_derived_domains"] = profile.accept_data_derived_domains
+    release["discovery_share"] = profile.discovery_share
+    parts.append(tomli_w.dumps({"release": release}))
+    if profile.engine_options:
+        parts.append(tomli_w.dumps({"engine_options": profile.engine_options}))
+    for column in schema.columns if schema is not None else ():
+        table = {k: v for k, v in column.to_dict().items() if k != "name"}
+        parts.append("\n".join([*_column_comments(column), tomli_w.dumps({"columns": {column.name: table}})]))
+    return "\n".join(parts)
+
+
+def save_profile(profile: Profile, path: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write the profile as TOML, atomically; OutputError if the file exists and not ``force``."""
+    return atomic_write_text(path, profile_to_toml(profile), force=force)
+
+
+# --- drafting ----------------------------------------------------------------------------------
+
+
+def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column:
+    derived = DomainSource.DATA_DERIVED
+    if kind == Kind.BOOLEAN:  # the domain False/True is fixed, not read from the data
+        return Column(name, kind, source=DomainSource.PUBLIC)
+    if kind == Kind.CATEGORICAL:
+        counts = text_counts(series, markers).drop(DEFAULT_OTHER_LABEL, errors="ignore")
+        counts = counts.sort_values(ascending=False, kind="stable").iloc[:DRAFT_MAX_CATEGORIES]
+        categories = tuple(sorted(str(c) for c in counts.index)) or (EMPTY_CATEGORY,)
+        return Column(name, kind, categories=categories, source=derived)
+    values, _ = parse_values(series, kind, markers)
+    values = values[np.isfinite(values)]
+    if kind == Kind.INTEGER:
+        values = np.floor(values + 0.5)
+        values = values[np.abs(values) <= MAX_EXACT_INTEGER]
+    elif kind == Kind.DATETIME:
+        values = values[(values >= FIRST_SECOND) & (values <= LAST_SECOND - 86400.0)]
+    else:
+        values = values[np.abs(values) <= MAX_DRAFT_FLOAT]
+    if values.size == 0:  # nothing to read a range from: a placeholder to be replaced
+        lower, upper = (0.0, 86400.0) if kind == Kind.DATETIME else (0.0, 1.0)
+    else:
+        lower, upper = float(values.min()), float(values.max())
+    if upper <= lower:
+        upper = lower + (86400.0 if kind == Kind.DATETIME else max(1.0, abs(lower)))
+    if kind == Kind.INTEGER:
+        bins = int(min(upper - lower + 1, DRAFT_BINS))
+    elif kind == Kind.DATETIME:
+        bins = int(min(upper - lower, DRAFT_BINS))
+    else:
+        bins = DRAFT_BINS
+    try:
+        return Column(name, kind, lower=lower, upper=upper, bins=bins, source=derived)
+    except SchemaError:  # bounds too close together in floating point for many bins
+        return Column(name, kind, lower=lower, upper=upper, bins=1, source=derived)
+
+
+def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> Profile:
+    """A profile for a person to review, with every domain read from ``df`` (marked data-derived).
+
+    Kinds come from ``infer_kinds``; categories are the distinct values (at most the 1000 most
+    frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
+    A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
+    Boolean columns have their fixed public domain. The draft never fails because of a value.
+    """
+    markers = tuple(missing_markers)
+    kinds = infer_kinds(df, markers)
+    columns = tuple(_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items())
+    return Profile(schema=Schema(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)

@@ -1,0 +1,161 @@
+"""Reading and writing tables: CSV (plain or gzip) and Parquet.
+
+``read_table`` reads every CSV cell as text, exactly as written (no type guessing, so "007"
+stays "007" and a code list of "0", "1" matches its categories), and turns empty cells and the
+given missing-value markers into NA. Typing is left to ``schema.encode`` and ``schema.infer_kinds``,
+which read text and typed columns alike. The delimiter (comma, semicolon, tab or bar) is detected
+from the header line; UTF-8 with or without a byte-order mark is accepted. Parquet keeps its own
+column types (it needs pyarrow, the ``parquet`` extra).
+
+``write_table`` writes atomically (temporary file in the same folder, then rename) and refuses to
+replace a file unless ``force`` is given.
+
+Errors never quote a cell of the data.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+import pandas as pd
+
+from synth.errors import DataError, InputFileError, OutputError
+from synth.files import atomic_write
+
+DELIMITERS = (",", ";", "\t", "|")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz")
+PARQUET_SUFFIXES = (".parquet",)
+_HEADER_CHARS = 1 << 16  # how much text to look at for the header line
+
+
+def _format(path: Path, error: type[Exception]) -> str:
+    name = path.name.lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    raise error(
+        f"{path}: unknown file type; synth reads and writes {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}. "
+        "Rename the file or convert it to CSV."
+    )
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _header(path: Path) -> str:
+    """The first non-blank line of a CSV file; InputFileError if it is empty or unreadable."""
+    try:
+        with _open_text(path) as handle:
+            head = handle.read(_HEADER_CHARS)
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not UTF-8 text. Save it as UTF-8 (CSV UTF-8) and try again.") from None
+    except (OSError, EOFError) as exc:
+        raise InputFileError(
+            f"cannot read {path} ({type(exc).__name__}); check that it is a complete, readable file."
+        ) from None
+    lines = [line for line in head.splitlines() if line.strip()]
+    if not lines:
+        raise InputFileError(f"{path} is empty; pass a CSV file with a header line and rows.")
+    return lines[0]
+
+
+def _delimiter(header: str) -> str:
+    """The candidate delimiter that splits the header into the most fields (comma on a tie)."""
+    widths = {d: len(next(csv.reader([header], delimiter=d))) for d in DELIMITERS}
+    return max(DELIMITERS, key=lambda d: widths[d])
+
+
+def _mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFrame:
+    """Text cells that are blank or equal to a marker (after stripping spaces) become NA."""
+    words = list({"", *missing_markers})
+    out = df.copy()
+    for name in out.columns:
+        column = out[name]
+        if isinstance(column.dtype, pd.StringDtype):
+            out[name] = column.mask(column.str.strip().isin(words))
+        elif column.dtype == object:  # mixed cells (Parquet): only the text ones can be markers
+            stripped = column.map(lambda v: v.strip() if isinstance(v, str) else v)
+            out[name] = column.mask(stripped.isin(words))
+    return out
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    header = _header(path)
+    delimiter = _delimiter(header)
+    names = next(csv.reader([header], delimiter=delimiter))
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise DataError(f"{path}: the header names column(s) {repeated} more than once; give each column its own name.")
+    try:
+        return pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False, na_filter=False,
+                           encoding="utf-8-sig", compression="infer")
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not UTF-8 text. Save it as UTF-8 (CSV UTF-8) and try again.") from None
+    except pd.errors.ParserError as exc:
+        raise InputFileError(
+            f"{path} is not a well-formed {delimiter!r}-separated file ({exc}). Check that every row has "
+            "as many fields as the header and that quotes are closed."
+        ) from None
+    except (OSError, EOFError, pd.errors.EmptyDataError) as exc:
+        raise InputFileError(f"cannot read {path} ({type(exc).__name__}); check that it is a complete CSV file.") from None
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise InputFileError(
+            f"reading {path} needs pyarrow. Install it (pip install 'synth[parquet]') or convert the file to CSV."
+        ) from None
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise InputFileError(f"cannot read {path} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
+
+
+def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame:
+    """Read a CSV (text cells, NA for missing) or Parquet file.
+
+    InputFileError: no such file, unreadable, empty, unknown file type. DataError: a header but no
+    rows, no columns, or a column named twice.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(f"no file at {p}; check the path.")
+    if p.stat().st_size == 0:
+        raise InputFileError(f"{p} is empty; pass a file with a header line and rows.")
+    df = _read_parquet(p) if _format(p, InputFileError) == "parquet" else _read_csv(p)
+    if df.shape[1] == 0:
+        raise DataError(f"{p} has no columns; pass a table with a header line.")
+    if df.shape[0] == 0:
+        raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
+    return _mark_missing(df, missing_markers)
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells empty) or Parquet.
+
+    OutputError if the file exists and ``force`` is False, its folder is missing, the file type is
+    unknown, or Parquet is asked for without pyarrow.
+    """
+    p = Path(path)
+    if _format(p, OutputError) == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise OutputError(
+                f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV."
+            ) from None
+        return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force)
+    compression = "gzip" if p.name.lower().endswith(".gz") else None
+    sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force)

@@ -1,0 +1,34 @@
+"""Shared fixtures: small tables with every column kind, written as CSV files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def mixed_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Text, integers, floats, dates, booleans and missing cells, with some dependence."""
+    rng = np.random.default_rng(seed)
+    city = rng.choice(["Lyon", "Oslo", "Porto", "Quito"], size=n, p=[0.4, 0.3, 0.2, 0.1])
+    age = rng.integers(18, 80, size=n)
+    income = np.round(1000 + 40 * age + rng.normal(0, 300, size=n), 2)
+    joined = pd.Timestamp("2015-01-01") + pd.to_timedelta(rng.integers(0, 3000, size=n), unit="D")
+    member = rng.random(n) < 0.3
+    df = pd.DataFrame({"city": city, "age": age, "income": income,
+                       "joined": joined.strftime("%Y-%m-%d"), "member": member})
+    df.loc[rng.random(n) < 0.05, "city"] = ""
+    df["income"] = df["income"].astype(object)
+    df.loc[rng.random(n) < 0.05, "income"] = ""
+    return df
+
+
+@pytest.fixture
+def mixed_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "mixed.csv"
+    mixed_table().to_csv(path, index=False)
+    return path

@@ -1,0 +1,215 @@
+"""End-to-end through the command line: the happy paths and every bad input the issue lists."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synth.cli import main
+from tests.conftest import mixed_table
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse rejects malformed options this way
+        code = int(exit_.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_clean_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err and "error:" in err
+    for needle in needles:
+        assert needle in err, err
+
+
+def test_run_without_profile_gives_a_dp_release(capsys, tmp_path, mixed_csv):
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "4",
+                                "-o", str(out), "--quiet")
+    assert code == 0, err
+    synthetic = pd.read_csv(out / "synthetic.csv", keep_default_na=False)
+    assert list(synthetic.columns) == ["city", "age", "income", "joined", "member"]
+    description = json.loads((out / "description.json").read_text())
+    assert set(description["domain_sources"].values()) <= {"dp-estimated", "public"}
+    assert description["domain_sources"]["city"] == "dp-estimated"
+    assert description["end_to_end_dp"] is True and description["noise"]["seeded"] is True
+    spent, budget = description["privacy"]["spent"], description["privacy"]["budget"]
+    assert spent["epsilon"] <= budget["epsilon"] + 1e-12 and spent["delta"] <= budget["delta"]
+    assert any(e["query"].startswith("categories(city)") for e in description["privacy"]["ledger"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {f["name"] for f in manifest["files"]} >= {"description.json", "synthetic.csv"}
+    assert "differential privacy" in manifest["statement"]
+    # values stay in the discovered domain and keep their types
+    assert set(synthetic["city"]) <= {"Lyon", "Oslo", "Porto", "Quito", "", "<OTHER>"}
+    ages = synthetic["age"].replace("", np.nan).dropna().astype(int)
+    assert ages.between(0, 256).all()
+    pd.to_datetime(synthetic["joined"].replace("", np.nan).dropna(), format="mixed")
+    assert "seed" in err or err == "" or "warning" in err
+
+
+def test_describe_generate_inspect_evaluate_chain(capsys, tmp_path, mixed_csv):
+    desc, synth_csv, metrics = tmp_path / "d.json", tmp_path / "s.csv", tmp_path / "m.json"
+    assert run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "2", "--seed", "1", "-o", str(desc))[0] == 0
+    code, out, _ = run_cli(capsys, "generate", str(desc), "--rows", "500", "--seed", "2", "-o", str(synth_csv))
+    assert code == 0 and "500" in out
+    assert len(pd.read_csv(synth_csv)) == 500
+    code, out, _ = run_cli(capsys, "inspect", str(desc))
+    assert code == 0 and "privacy ledger" in out and "city" in out and "Lyon" in out
+    code, out, _ = run_cli(capsys, "evaluate", str(mixed_csv), str(synth_csv), "--description", str(desc),
+                           "--json", str(metrics))
+    assert code == 0 and "2-way TVD" in out
+    result = json.loads(metrics.read_text())
+    assert result["schema_version"] == 1 and set(result["columns"]) == {"city", "age", "income", "joined", "member"}
+
+
+def test_outputs_are_not_overwritten_without_force(capsys, tmp_path, mixed_csv):
+    desc = tmp_path / "d.json"
+    assert run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(desc))[0] == 0
+    code, _, err = run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(desc))
+    assert_clean_error(code, err, "--force")
+    assert run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(desc),
+                   "--force")[0] == 0
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("missing", "no file at"),
+    ("empty", "empty"),
+    ("header", "no rows"),
+])
+def test_bad_data_files(capsys, tmp_path, case, needle):
+    paths = {"missing": tmp_path / "nope.csv",
+             "empty": _write(tmp_path, "empty.csv", ""),
+             "header": _write(tmp_path, "header.csv", "a,b,c\n")}
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, "run", str(paths[case]), "--epsilon", "1", "-o", str(out))
+    assert_clean_error(code, err)
+    assert needle in err.lower()
+    assert not (out / "description.json").exists()
+
+
+@pytest.mark.parametrize("epsilon", ["0", "-1", "abc", "nan", "inf"])
+def test_bad_epsilon(capsys, tmp_path, mixed_csv, epsilon):
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", epsilon, "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "epsilon")
+
+
+@pytest.mark.parametrize("delta", ["1", "-0.1", "2"])
+def test_bad_delta(capsys, tmp_path, mixed_csv, delta):
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--delta", delta,
+                           "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "delta")
+
+
+def test_text_column_without_profile_and_pure_dp_says_what_to_do(capsys, tmp_path, mixed_csv):
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--delta", "0",
+                           "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "--delta", "synth profile")
+
+
+def test_unknown_engine(capsys, tmp_path, mixed_csv):
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--engine", "magic",
+                           "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "magic", "independent")
+
+
+def test_profile_naming_a_column_the_data_lacks(capsys, tmp_path, mixed_csv):
+    profile = _write(tmp_path, "p.toml", '[release]\nepsilon = 1.0\n\n[columns.height]\nkind = "float"\n'
+                     'lower = 0\nupper = 3\nbins = 10\nsource = "public"\n')
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "height")
+
+
+def test_malformed_profile(capsys, tmp_path, mixed_csv):
+    profile = _write(tmp_path, "p.toml", "[release\nepsilon = 1\n")
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "line")
+
+
+def test_drafted_profile_is_refused_until_reviewed(capsys, tmp_path, mixed_csv):
+    profile = tmp_path / "p.toml"
+    code, out, _ = run_cli(capsys, "profile", str(mixed_csv), "-o", str(profile))
+    assert code == 0 and "data-derived" in profile.read_text()
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "o"))
+    assert_clean_error(code, err, "data-derived", "accept_data_derived_domains")
+    accepted = profile.read_text().replace("accept_data_derived_domains = false", "accept_data_derived_domains = true")
+    profile.write_text(accepted)
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "--seed", "1",
+                           "-o", str(tmp_path / "o2"), "--quiet")
+    assert code == 0, err
+    description = json.loads((tmp_path / "o2" / "description.json").read_text())
+    assert description["end_to_end_dp"] is False
+    assert "NOT end-to-end DP" in json.loads((tmp_path / "o2" / "manifest.json").read_text())["statement"]
+
+
+def test_single_value_column_and_many_distinct_values_are_released(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"constant": ["same"] * 3000,
+                       "ids": [f"id-{i}" for i in rng.permutation(10_000)[:3000]],
+                       "x": rng.integers(0, 10, 3000)})
+    data = tmp_path / "odd.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
+    assert set(synthetic["constant"]) <= {"same", "<OTHER>", ""}
+    assert (synthetic["constant"] == "same").mean() > 0.9
+    description = json.loads((tmp_path / "o" / "description.json").read_text())
+    ids = next(c for c in description["schema"]["columns"] if c["name"] == "ids")
+    assert len(ids["categories"]) <= 1  # no single id clears the threshold: they all become <OTHER>
+
+
+def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):
+    from synth.engines.independent import IndependentEngine
+
+    original = IndependentEngine.describe
+
+    def greedy(self, curator, progress):
+        result = original(self, curator, progress)
+        curator.measure_marginal(("city",), 0.5)  # one more than the budget allows
+        return result
+
+    monkeypatch.setattr(IndependentEngine, "describe", greedy)
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(out))
+    assert_clean_error(code, err, "budget")
+    assert not (out / "description.json").exists() and not (out / "synthetic.csv").exists()
+
+
+def test_demo_writes_release_and_evaluation(capsys, tmp_path):
+    out = tmp_path / "demo"
+    code, stdout, err = run_cli(capsys, "demo", "-o", str(out), "--seed", "0")
+    assert code == 0, err
+    for name in ("synthetic.csv", "description.json", "manifest.json", "evaluation.json"):
+        assert (out / name).is_file()
+    evaluation = json.loads((out / "evaluation.json").read_text())
+    assert evaluation["summary"]["mean_column_tvd"] < 0.05  # 1-way marginals at epsilon = 1
+    assert "2-way TVD" in stdout
+
+
+@pytest.mark.skipif(shutil.which("synth") is None, reason="console script not installed")
+def test_console_script_help_and_error_exit():
+    help_text = subprocess.run(["synth", "run", "--help"], capture_output=True, text=True)
+    assert help_text.returncode == 0 and "--epsilon" in help_text.stdout
+    failed = subprocess.run(["synth", "inspect", "/no/such/description.json"], capture_output=True, text=True)
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr and failed.stderr.strip()
+
+
+def test_module_entry_point():
+    done = subprocess.run([sys.executable, "-m", "synth.cli", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "describe" in done.stdout

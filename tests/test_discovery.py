@@ -1,0 +1,111 @@
+"""DP domain discovery: threshold arithmetic, what is found, what is charged."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synth.curator import CountRelease
+from synth.discovery import (
+    appearance_threshold,
+    discover_categories,
+    discover_columns,
+    discover_numeric,
+    discrete_gaussian_tail,
+    discrete_laplace_tail,
+)
+from synth.errors import BudgetError
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
+from synth.progress import SILENT
+from synth.schema import DomainSource, Kind
+
+
+def test_discrete_gaussian_tail_matches_direct_sum():
+    sigma = 3.0
+    k = np.arange(-200, 201)
+    w = np.exp(-k.astype(float) ** 2 / (2 * sigma**2))
+    for t in (1, 5, 12):
+        assert discrete_gaussian_tail(sigma, t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
+
+
+def test_discrete_laplace_tail_matches_direct_sum():
+    b = 2.5
+    k = np.arange(-400, 401)
+    w = np.exp(-np.abs(k) / b)
+    for t in (1, 4, 20):
+        assert discrete_laplace_tail(b, t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
+
+
+@pytest.mark.parametrize("mechanism,scale", [("discrete_gaussian", 4.0), ("discrete_laplace", 3.0)])
+def test_threshold_is_the_smallest_that_keeps_delta(mechanism, scale):
+    delta = 1e-9
+    tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail
+    tau, prob = appearance_threshold(mechanism, scale, delta)
+    assert prob <= delta and prob == tail(scale, tau - 1)
+    assert tail(scale, tau - 2) > delta
+
+
+def test_singleton_appears_rarely_with_the_computed_threshold():
+    # With a loose delta the threshold is small enough to observe: a count of 1 clears it with
+    # probability about delta.
+    tau, prob = appearance_threshold("discrete_gaussian", 2.0, 0.05)
+    noise = SeededNoise(11).discrete_gaussian(np.ones(200_000, dtype=np.int64), 2.0)
+    assert np.mean(noise >= tau) == pytest.approx(prob, abs=4 * math.sqrt(prob / 200_000))
+
+
+def _counts(epsilon=4.0, delta=1e-6, reserve=5e-7, relation="add-remove"):
+    accountant = Accountant(Budget(epsilon, delta), delta_reserve=reserve)
+    return CountRelease(accountant, SeededNoise(5), Neighbouring(relation))
+
+
+def test_categories_keep_frequent_values_and_drop_rare_ones():
+    rng = np.random.default_rng(0)
+    values = list(rng.choice(["a", "b", "c"], size=5000)) + [f"rare{i}" for i in range(300)]
+    counts = _counts()
+    column = discover_categories("x", pd.Series(values), counts, 0.05, 2e-7)
+    assert column.categories == ("a", "b", "c")
+    assert column.source == DomainSource.DP_ESTIMATED
+    entry = counts.accountant.ledger[-1]
+    assert entry.cost.delta > 0 and entry.cost.delta <= 2e-7
+    assert entry.cost.rho == pytest.approx(0.05, rel=1e-9)
+
+
+def test_numeric_bounds_cover_the_bulk_and_ignore_a_lone_outlier():
+    rng = np.random.default_rng(1)
+    values = np.concatenate([rng.integers(18, 90, size=20_000), [10**9]])
+    column = discover_numeric("age", pd.Series(values), Kind.INTEGER, _counts(), 0.05)
+    assert column.lower <= 18 and column.upper >= 89
+    assert column.lower >= 8 and column.upper <= 200
+    assert column.bins <= 32
+
+
+def test_dates_get_year_bounds():
+    dates = pd.Series(pd.date_range("2001-03-01", "2019-06-30", periods=5000).strftime("%Y-%m-%d"))
+    column = discover_numeric("d", dates, Kind.DATETIME, _counts(), 0.05)
+    lower, upper = pd.to_datetime(column.lower, unit="s"), pd.to_datetime(column.upper, unit="s")
+    assert lower <= pd.Timestamp("2001-03-01") and lower >= pd.Timestamp("1999-01-01")
+    assert upper >= pd.Timestamp("2019-06-30") and upper <= pd.Timestamp("2021-01-01")
+
+
+def test_text_columns_need_delta():
+    counts = CountRelease(Accountant(Budget(1.0, 0.0)), SeededNoise(0), Neighbouring())
+    with pytest.raises(BudgetError, match="delta > 0"):
+        discover_columns(pd.DataFrame({"t": ["a"]}), {"t": Kind.CATEGORICAL}, counts, 0.1, 0.0,
+                         progress=SILENT)
+
+
+def test_discovery_charges_every_paid_column_and_stays_in_budget():
+    df = pd.DataFrame({"t": ["a", "b"] * 500, "n": np.arange(1000), "f": [True, False] * 500})
+    counts = _counts()
+    kinds = {"t": Kind.CATEGORICAL, "n": Kind.INTEGER, "f": Kind.BOOLEAN}
+    columns = discover_columns(df, kinds, counts, 0.1, 5e-7, SILENT)
+    assert set(columns) == {"t", "n", "f"}
+    assert columns["f"].source == DomainSource.PUBLIC
+    queries = [e.query for e in counts.accountant.ledger]
+    assert len(queries) == 2 and any(q.startswith("categories(t)") for q in queries)
+    assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1
+    assert sum(e.cost.delta for e in counts.accountant.ledger) <= 5e-7

@@ -1,0 +1,197 @@
+"""Tests of synth.profile: loading, validating, saving and drafting release profiles."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
+from synth.profile import Profile, draft_profile, load_profile, profile_to_toml, save_profile
+from synth.schema import Column, DomainSource, Kind, Schema
+from synth.tableio import read_table
+
+DATA = Path(__file__).resolve().parents[1] / "synth" / "data"
+
+GOOD = """\
+[release]
+epsilon = 1.0
+delta = 1e-9
+neighbouring = "add-remove"
+engine = "independent"
+rows = 100
+missing_markers = ["", "<NULL>"]
+
+[engine_options]
+iterations = 3
+
+[columns.age]
+kind = "integer"
+lower = 17
+upper = 90
+bins = 74
+source = "public"
+
+[columns."work class"]
+kind = "categorical"
+categories = ["Private", "Self-emp-not-inc"]
+
+[columns.joined]
+kind = "datetime"
+lower = 2020-01-01
+upper = "2021-01-01T00:00:00"
+bins = 12
+
+[columns.member]
+kind = "boolean"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "profile.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_profile(tmp_path: Path) -> None:
+    profile = load_profile(write(tmp_path, GOOD))
+    assert profile.epsilon == 1.0 and profile.delta == 1e-9 and profile.rows == 100
+    assert profile.engine_options == {"iterations": 3}
+    assert profile.missing_markers == ("", "<NULL>") == profile.schema.missing_markers
+    assert profile.schema.names == ("age", "work class", "joined", "member")
+    assert profile.schema.column("joined").kind == Kind.DATETIME
+    assert profile.schema.column("work class").source == DomainSource.PUBLIC
+    assert profile.path == str(tmp_path / "profile.toml")
+
+
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    profile = load_profile(write(tmp_path, GOOD))
+    out = save_profile(profile, tmp_path / "copy.toml")
+    again = load_profile(out)
+    assert again.schema == profile.schema
+    assert (again.epsilon, again.delta, again.rows, again.engine_options) == (1.0, 1e-9, 100, {"iterations": 3})
+    with pytest.raises(OutputError, match="exists"):
+        save_profile(profile, out)
+    save_profile(profile, out, force=True)
+
+
+def test_profile_without_columns(tmp_path: Path) -> None:
+    profile = load_profile(write(tmp_path, "[release]\nepsilon = 2\n"))
+    assert profile.schema is None and profile.missing_markers == ("",) and profile.delta == 0.0
+    assert load_profile(save_profile(profile, tmp_path / "again.toml")).schema is None
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("[release\nepsilon = 1\n", r"not valid TOML.*line 1"),
+        ("[release]\nepsilon = 1\n[extras]\n", r"unknown key\(s\) \['extras'\].*release, engine_options, columns"),
+        ("[release]\nepsilon = 1\nepsilonn = 2\n", r"unknown key\(s\) \['epsilonn'\]"),
+        ("[release]\ndelta = 0.1\n", "no epsilon"),
+        ("epsilon = 1\n", r"unknown key|no \[release\]"),
+        ("[release]\nepsilon = 0\n", "greater than 0"),
+        ("[release]\nepsilon = \"abc\"\n", "epsilon must be a number"),
+        ("[release]\nepsilon = true\n", "epsilon must be a number"),
+        ("[release]\nepsilon = inf\n", "finite"),
+        ("[release]\nepsilon = 1\ndelta = 1\n", "0 <= delta < 1"),
+        ("[release]\nepsilon = 1\nneighbouring = \"swap\"\n", "add-remove"),
+        ("[release]\nepsilon = 1\nrows = 0\n", "rows"),
+        ("[release]\nepsilon = 1\ndiscovery_share = 1.5\n", "discovery_share"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"text\"\n", r"\[columns.a\].*one of 'categorical'"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 5\nupper = 5\nbins = 1\n",
+         r"\[columns.a\].*lower must be smaller"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbins = 2\n"
+         "categories = [\"x\"]\n", "cannot have categories"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbin = 2\n",
+         r"unknown key\(s\) \['bin'\].*kind, categories, lower, upper, bins, source"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = \"zero\"\nupper = 1\nbins = 2\n",
+         "lower: a finite number"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"categorical\"\ncategories = \"x\"\n", "wrong type"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"categorical\"\ncategories = [1, 2]\n", "Quote"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"datetime\"\nlower = \"soon\"\nupper = \"2020-01-01\"\n"
+         "bins = 1\n", "ISO 8601"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"boolean\"\nsource = \"guess\"\n", "source"),
+        ("[release]\nepsilon = 1\nmissing_markers = \"NA\"\n", "list of strings"),
+    ],
+)
+def test_malformed_profiles_raise_profile_error(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ProfileError, match=fragment):
+        load_profile(write(tmp_path, text))
+
+
+def test_missing_profile_file(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="no profile"):
+        load_profile(tmp_path / "nope.toml")
+
+
+def test_budget_checks_and_overrides() -> None:
+    for bad in (0, -1.0, float("nan"), "1", True, None):
+        with pytest.raises(BudgetError):
+            Profile(schema=None, epsilon=bad)
+    for bad in (1, 1.5, -1e-9, "0"):
+        with pytest.raises(BudgetError):
+            Profile(schema=None, epsilon=1, delta=bad)
+    base = Profile(schema=None, epsilon=1)
+    changed = base.with_overrides(epsilon=3, delta=None, engine="mst", rows=5, seed=None)
+    assert (changed.epsilon, changed.delta, changed.engine, changed.rows, changed.seed) == (3.0, 0.0, "mst", 5, None)
+    with pytest.raises(BudgetError):
+        base.with_overrides(epsilon=-2)
+    with pytest.raises(TypeError, match="no setting"):
+        base.with_overrides(epsilonn=2)
+    schema = Schema((Column("b", Kind.BOOLEAN),))
+    marked = Profile(schema=schema, epsilon=1).with_overrides(missing_markers=("", "NA"))
+    assert marked.schema.missing_markers == marked.missing_markers == ("", "NA")
+    with pytest.raises(ProfileError, match="differ"):
+        Profile(schema=schema, epsilon=1, missing_markers=("NA",))
+
+
+def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
+    df = pd.DataFrame({
+        "age": ["34", "<NULL>", "51", "17"],
+        "city": ["Oslo", "Bergen", "Oslo", ""],
+        "score": [0.5, 2.25, np.nan, 1.0],
+        "member": ["yes", "no", "yes", "no"],
+        "when": ["2020-01-05", "2020-03-01", "2021-12-31", "<NULL>"],
+        "nothing": ["", "<NULL>", "", ""],
+    })
+    draft = draft_profile(df, missing_markers=("", "<NULL>"))
+    schema = draft.schema
+    assert [c.kind for c in schema.columns] == [Kind.INTEGER, Kind.CATEGORICAL, Kind.FLOAT, Kind.BOOLEAN,
+                                                Kind.DATETIME, Kind.CATEGORICAL]
+    assert schema.column("member").source == DomainSource.PUBLIC  # the fixed domain False/True
+    assert all(c.source == DomainSource.DATA_DERIVED for c in schema.columns if c.kind != Kind.BOOLEAN)
+    assert (schema.column("age").lower, schema.column("age").upper) == (17.0, 51.0)
+    assert schema.column("city").categories == ("Bergen", "Oslo")
+    assert not draft.accept_data_derived_domains
+    codes, report = schema.encode(df)
+    assert report.clean
+    text = profile_to_toml(draft)
+    assert "READ FROM THE PRIVATE DATA" in text and "accept_data_derived_domains = true" in text
+    assert text.count("# data-derived: read from the data") == 5
+    tomllib.loads(text)
+    path = save_profile(draft, tmp_path / "draft.toml")
+    assert load_profile(path).schema == schema
+
+
+def test_draft_caps_categories() -> None:
+    values = [f"v{i:04d}" for i in range(1100)] + ["v0001"] * 3
+    draft = draft_profile(pd.DataFrame({"c": values}))
+    categories = draft.schema.column("c").categories
+    assert len(categories) == 1000 and "v0001" in categories
+    assert "most frequent values are listed" in profile_to_toml(draft)
+
+
+def test_bundled_adult_profile_encodes_cleanly() -> None:
+    profile = load_profile(DATA / "adult.toml")
+    assert (profile.epsilon, profile.delta, profile.engine) == (1.0, 1e-9, "independent")
+    assert all(c.source == DomainSource.PUBLIC for c in profile.schema.columns)
+    df = read_table(DATA / "adult.csv.gz", profile.missing_markers)
+    assert df.shape == (30162, 15)
+    assert profile.schema.names == tuple(df.columns)
+    codes, report = profile.schema.encode(df)
+    assert report.clean, report.lines()
+    assert codes.shape == (30162, 15)
+    assert not np.any(codes == np.array(profile.schema.sizes) - 1)  # no missing values in the demo data
