@@ -76,6 +76,8 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
     result = _describe(load_data(data, resolved), resolved, progress)
     if report_to is not None:
+        for line in result.notes:
+            print(f"note: {line}", file=report_to)
         for line in result.encoding_report.lines():
             print(f"note (private, not released): {line}", file=report_to)
     return result.description

@@ -29,10 +29,14 @@ DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category
 
 @dataclass(frozen=True)
 class DescribeResult:
-    """The release, and the exact encoding report that only the data owner may see."""
+    """The release, the exact encoding report that only the data owner may see, and public notes.
+
+    ``notes`` are derived from noisy outputs only (e.g. a domain that could not be located).
+    """
 
     description: Description
     encoding_report: EncodingReport
+    notes: tuple[str, ...] = ()
 
 
 def noise_source(seed: int | None) -> NoiseSource:
@@ -78,11 +82,12 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
     accountant = Accountant(Budget(profile.epsilon, profile.delta), delta_reserve=reserve)
     noise = noise_source(profile.seed)
     counts = CountRelease(accountant, noise, neighbouring)
+    notes: list[str] = []
     if to_discover:
         left = accountant.remaining()
         budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
         discovered = discover_columns(df, to_discover, counts, budget, reserve, progress,
-                                      profile.missing_markers)
+                                      profile.missing_markers, notes)
         schema = Schema(columns=tuple(discovered[n] for n in to_discover),
                         missing_markers=profile.missing_markers)
     else:
@@ -103,4 +108,4 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
         noise=noise.description(),
         rows=profile.rows,
     )
-    return DescribeResult(description, report)
+    return DescribeResult(description, report, tuple(notes))

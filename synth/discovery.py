@@ -4,8 +4,10 @@ This module reads private values (it is inside the privacy boundary, beside the 
 releases only noisy, charged answers:
 
 * numeric and datetime columns: a noisy histogram over a fixed public grid of buckets (log-scale
-  for numbers, one bucket per calendar year for dates); the bounds are the outermost buckets whose
-  noisy count clears a threshold set from the noise alone, so a lone outlier does not move them;
+  for numbers, one bucket per calendar year for dates); the bounds are the outermost buckets (or
+  runs of up to 4 buckets) whose noisy count clears a threshold set from the noise alone, so a
+  lone outlier does not move them; when nothing clears it (tiny tables), a note says the bounds
+  are a rough guess;
 * text columns: a thresholded noisy histogram of the values present (the "stability-based"
   histogram): a value is kept only if its noisy count clears a threshold chosen so that a value
   held by a single person appears with probability at most δ₀, charged as δ₀ on top of the noise.
@@ -29,12 +31,12 @@ from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.schema import Column, DomainSource, Kind, datetime_to_seconds, parse_values, text_counts
+from synth.schema import DEFAULT_OTHER_LABEL, Column, DomainSource, Kind, datetime_to_seconds, parse_values, text_counts
 
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
 
-_POSITIVE_EDGES = 2.0 ** (np.arange(-40, 201) / 4.0)  # 2^-10 ... 2^50, four buckets per octave
+_POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
 YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
 
@@ -74,24 +76,51 @@ def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[in
     return high, tail(scale, high - 1)
 
 
+def detect_range(noisy: np.ndarray, std: float) -> tuple[int, int, bool]:
+    """First and last inner bucket holding mass, from a noisy histogram over buckets.
+
+    Windows of 1, 2 and 4 adjacent buckets are tested, narrowest first; a window is occupied when
+    the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
+    with probability about 0.01 over all windows. Wider windows so find tails spread thinly over
+    several buckets, without being triggered by a heavy bucket found already. The range spans
+    every occupied bucket. Returns ``(first, last, detected)``; when nothing is occupied, the
+    widest window with the largest noisy sum stands in, with ``detected`` False. Only noisy values
+    are used.
+    """
+    widths = (1, 2, 4)
+    z = norm.isf(0.01 / (len(widths) * noisy.size))
+    found = np.zeros(noisy.size, dtype=bool)
+    for w in widths:
+        sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")
+        for start in np.nonzero(sums > z * std * math.sqrt(w))[0]:  # sums[i]: buckets i .. i + w - 1
+            found[start:start + w] = True
+    if found.any():
+        occupied = np.nonzero(found)[0]
+        return int(occupied[0]), int(occupied[-1]), True
+    start = int(np.argmax(sums))
+    return start, start + widths[-1] - 1, False
+
+
 def discover_numeric(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
-                     missing_markers: Sequence[str] = ("",)) -> Column:
+                     missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Column:
     """Bounds of a numeric or datetime column from a noisy histogram over public buckets."""
     edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
     values, _ = parse_values(series, kind, missing_markers)
-    bucket = np.searchsorted(edges, values[np.isfinite(values)], side="right")
-    exact = np.bincount(bucket, minlength=edges.size + 1)
+    values = values[np.isfinite(values) & (values >= edges[0]) & (values < edges[-1])]
+    # inner bucket j holds [edges[j], edges[j + 1]); values beyond the grid are clipped when encoded
+    exact = np.bincount(np.searchsorted(edges, values, side="right") - 1, minlength=edges.size - 1)
     noisy = counts.release(exact, budget, query=f"bounds({name}): histogram over public buckets")
     std = noisy.noise_scale * (1.0 if noisy.mechanism == "discrete_gaussian" else math.sqrt(2.0))
-    threshold = std * norm.isf(0.1 / exact.size)  # a bucket of noise alone clears it rarely
-    occupied = np.nonzero(noisy.values > threshold)[0]
-    occupied = occupied[(occupied > 0) & (occupied < edges.size)]  # open-ended end buckets give no bound
-    if occupied.size == 0:
-        lower, upper = 0.0, 1.0  # nothing detected: a fixed public fallback, not a data value
-    else:
-        lower, upper = float(edges[occupied[0] - 1]), float(edges[occupied[-1]])
-    if kind == Kind.INTEGER:
-        lower, upper = float(math.floor(lower)), float(max(math.ceil(upper) - 1, math.floor(lower) + 1))
+    first, last, detected = detect_range(noisy.values.astype(float), std)
+    if not detected and notes is not None:
+        notes.append(
+            f"column {name!r}: the noisy histogram was too weak to locate its values (few rows for "
+            "this budget), so its bounds are a rough guess; give them in a profile for a useful release."
+        )
+    lower, upper = float(edges[first]), float(edges[last + 1])
+    if kind == Kind.INTEGER:  # the integers inside [lower, upper), at least two of them
+        lower = float(math.ceil(lower))
+        upper = float(max(math.ceil(upper) - 1, lower + 1))
         bins = int(min(upper - lower + 1, DISCOVERED_BINS))
     else:
         bins = DISCOVERED_BINS
@@ -113,14 +142,16 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
     )
     kept = np.nonzero(noisy.values >= tau)[0]
     kept = kept[np.argsort(-noisy.values[kept], kind="stable")][:MAX_DISCOVERED_CATEGORIES]
-    categories = tuple(sorted(exact.index[kept].astype(str)))
+    # a value spelled like the "other" label is left to map to OTHER, as it would when encoded
+    categories = tuple(sorted(c for c in exact.index[kept].astype(str) if c != DEFAULT_OTHER_LABEL))
     return Column(name=name, kind=Kind.CATEGORICAL, categories=categories or ("<none found>",),
                   lower=None, upper=None, bins=None, source=DomainSource.DP_ESTIMATED)
 
 
 def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind], counts: CountRelease,
                      budget: float, delta: float, progress: Progress,
-                     missing_markers: Sequence[str] = ("",)) -> dict[str, Column]:
+                     missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
+                     ) -> dict[str, Column]:
     """DP domains for the columns in ``kinds``, spending ``budget`` (and ``delta`` for text)."""
     paid: Sequence[str] = [n for n, k in kinds.items() if k != Kind.BOOLEAN]
     text = [n for n in paid if kinds[n] == Kind.CATEGORICAL]
@@ -142,5 +173,6 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind], counts: CountR
             columns[name] = discover_categories(name, df[name], counts, budgets[name], deltas[name],
                                                 missing_markers)
         else:
-            columns[name] = discover_numeric(name, df[name], kind, counts, budgets[name], missing_markers)
+            columns[name] = discover_numeric(name, df[name], kind, counts, budgets[name], missing_markers,
+                                             notes)
     return columns

@@ -159,9 +159,9 @@ def test_drafted_profile_is_refused_until_reviewed(capsys, tmp_path, mixed_csv):
 
 def test_single_value_column_and_many_distinct_values_are_released(capsys, tmp_path):
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"constant": ["same"] * 3000,
-                       "ids": [f"id-{i}" for i in rng.permutation(10_000)[:3000]],
-                       "x": rng.integers(0, 10, 3000)})
+    df = pd.DataFrame({"constant": ["same"] * 10_000,
+                       "ids": [f"id-{i}" for i in rng.permutation(10_000)],  # 10,000 distinct values
+                       "x": rng.integers(0, 10, 10_000)})
     data = tmp_path / "odd.csv"
     df.to_csv(data, index=False)
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
