@@ -44,6 +44,21 @@ def noise_source(seed: int | None) -> NoiseSource:
     return SecureNoise() if seed is None else SeededNoise(seed)
 
 
+def make_accountant(profile: Profile, discovers_categories: bool) -> tuple[Accountant, float]:
+    """The accountant for the profile's budget, and the δ set aside for category discovery.
+
+    Notion: the profile's ``accounting``, else pure DP when δ = 0 and zCDP otherwise. Under zCDP
+    the δ for discovery is reserved in the accountant (it adds to δ, not to ρ); under approximate
+    DP it is simply charged from the δ budget.
+    """
+    budget = Budget(profile.epsilon, profile.delta)
+    notion = Notion(profile.accounting) if profile.accounting else None
+    share = profile.delta * DELTA_SHARE_FOR_DISCOVERY if discovers_categories else 0.0
+    if notion == Notion.APPROX or (notion is None and profile.delta == 0):
+        return Accountant(budget, notion, composition=profile.composition), share
+    return Accountant(budget, notion, composition=profile.composition, delta_reserve=share), share
+
+
 def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind]:
     """Kinds of the columns whose domain the profile does not give (all of them without one)."""
     if profile.schema is None:
@@ -78,15 +93,14 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
     to_discover = _columns_to_discover(df, profile)
     if profile.schema is not None:
         _check_domain_sources(profile.schema, profile)
-    reserve = profile.delta * DELTA_SHARE_FOR_DISCOVERY if needs_delta(to_discover) and profile.delta > 0 else 0.0
-    accountant = Accountant(Budget(profile.epsilon, profile.delta), delta_reserve=reserve)
+    accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     noise = noise_source(profile.seed)
     counts = CountRelease(accountant, noise, neighbouring)
     notes: list[str] = []
     if to_discover:
         left = accountant.remaining()
         budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
-        discovered = discover_columns(df, to_discover, counts, budget, reserve, progress,
+        discovered = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
                                       profile.missing_markers, notes)
         schema = Schema(columns=tuple(discovered[n] for n in to_discover),
                         missing_markers=profile.missing_markers)

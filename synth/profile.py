@@ -14,6 +14,8 @@ A profile says what a release may spend and what is publicly known about the col
     other_label = "<OTHER>"              # how values outside a category list are written back
     accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
     discovery_share = 0.1                # share of epsilon spent estimating domains when no [columns]
+    accounting = "zcdp"                  # pure | approx | zcdp (default: pure if delta = 0, else zcdp)
+    composition = "basic"                # basic | advanced (advanced composition, approx only)
 
     [engine_options]                     # engine-specific, checked by the engine
 
@@ -74,8 +76,10 @@ NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
 RELEASE_KEYS = (
     "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
-    "accept_data_derived_domains", "discovery_share",
+    "accept_data_derived_domains", "discovery_share", "accounting", "composition",
 )
+ACCOUNTING = ("pure", "approx", "zcdp")
+COMPOSITION = ("basic", "advanced")
 COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "source")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
@@ -147,6 +151,8 @@ class Profile:
     accept_data_derived_domains: bool = False
     discovery_share: float = 0.1
     missing_markers: tuple[str, ...] | None = None
+    accounting: str | None = None
+    composition: str = "basic"
     path: str | None = None
 
     def __post_init__(self) -> None:
@@ -158,6 +164,15 @@ class Profile:
         if self.neighbouring not in NEIGHBOURING:
             raise ProfileError(
                 f"neighbouring is {self.neighbouring!r}; it must be one of {', '.join(map(repr, NEIGHBOURING))}."
+            )
+        if self.accounting is not None and self.accounting not in ACCOUNTING:
+            raise ProfileError(
+                f"accounting is {self.accounting!r}; it must be one of {', '.join(map(repr, ACCOUNTING))} "
+                "(or left out: pure when delta = 0, zcdp otherwise)."
+            )
+        if self.composition not in COMPOSITION:
+            raise ProfileError(
+                f"composition is {self.composition!r}; it must be one of {', '.join(map(repr, COMPOSITION))}."
             )
         if not isinstance(self.engine, str) or not self.engine:
             raise ProfileError("engine must be the name of an engine, e.g. \"independent\".")
@@ -325,6 +340,10 @@ def profile_to_toml(profile: Profile) -> str:
     release["missing_markers"] = list(profile.missing_markers or ("",))
     if schema is not None and schema.other_label != DEFAULT_OTHER_LABEL:
         release["other_label"] = schema.other_label
+    if profile.accounting is not None:
+        release["accounting"] = profile.accounting
+    if profile.composition != "basic":
+        release["composition"] = profile.composition
     release["accept_data_derived_domains"] = profile.accept_data_derived_domains
     release["discovery_share"] = profile.discovery_share
     parts.append(tomli_w.dumps({"release": release}))
