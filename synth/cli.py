@@ -199,6 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SynthError as exc:
         print(f"synth {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # output piped into a command that stopped reading (e.g. head)
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"synth {args.command}: interrupted; no partial output was written.", file=sys.stderr)
         return 130

@@ -23,7 +23,7 @@ def inspect_text(description: Description) -> str:
     """The budget ledger as a table and each column's distribution as text bars."""
     spent, budget = description.privacy["spent"], description.privacy["budget"]
     lines = [
-        f"synth Description (format {description.software.get('version', '?')}, created {description.created})",
+        f"synth Description (written by synth {description.software.get('version', '?')}, created {description.created})",
         f"engine: {description.engine}  options: {description.engine_options or '{}'}",
         f"neighbouring relation: {description.neighbouring}   noise: {description.noise}",
         f"budget: epsilon={budget['epsilon']:.6g} delta={budget['delta']:.3g}"

@@ -213,3 +213,17 @@ def test_console_script_help_and_error_exit():
 def test_module_entry_point():
     done = subprocess.run([sys.executable, "-m", "synth.cli", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "describe" in done.stdout
+
+
+def test_command_line_options_override_the_profile(capsys, tmp_path, mixed_csv):
+    profile = _write(tmp_path, "p.toml", '[release]\nepsilon = 1.0\ndelta = 1e-8\nrows = 321\n')
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "--epsilon", "0.5",
+                           "--rows", "123", "--seed", "9", "-o", str(out), "--quiet")
+    assert code == 0, err
+    description = json.loads((out / "description.json").read_text())
+    assert description["privacy"]["budget"]["epsilon"] == 0.5 and description["privacy"]["budget"]["delta"] == 1e-8
+    assert len(pd.read_csv(out / "synthetic.csv")) == 123
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "--seed", "9",
+                           "-o", str(tmp_path / "o2"), "--quiet")
+    assert code == 0 and len(pd.read_csv(tmp_path / "o2" / "synthetic.csv")) == 321
