@@ -22,7 +22,7 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.schema import DomainSource, EncodingReport, Kind, Schema, infer_kinds
+from synth.schema import DomainSource, EncodingReport, Kind, Schema, declared_kind
 
 DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery
 
@@ -59,10 +59,14 @@ def make_accountant(profile: Profile, discovers_categories: bool) -> tuple[Accou
     return Accountant(budget, notion, composition=profile.composition, delta_reserve=share), share
 
 
-def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind]:
-    """Kinds of the columns whose domain the profile does not give (all of them without one)."""
+def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind | None]:
+    """Columns whose domain the profile does not give (all without one), with their declared kinds.
+
+    A kind is declared by the column's dtype (a schema fact); text columns get None, and their
+    kind is decided under DP during discovery.
+    """
     if profile.schema is None:
-        return infer_kinds(df, profile.missing_markers)
+        return {name: declared_kind(df[name]) for name in df.columns}
     missing = [name for name in profile.schema.names if name not in df.columns]
     if missing:
         raise DataError(

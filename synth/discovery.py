@@ -12,7 +12,9 @@ releases only noisy, charged answers:
   histogram): a value is kept only if its noisy count clears a threshold chosen so that a value
   held by a single person appears with probability at most δ₀, charged as δ₀ on top of the noise.
   This needs δ > 0; under pure DP it is refused with a clear message;
-* boolean columns have a public domain and cost nothing.
+* boolean columns have a public domain and cost nothing;
+* a text column's kind (number, date, boolean or text) is itself decided from a noisy count of
+  what its cells read as, so one person's odd cell cannot flip it.
 
 It never reads a minimum, maximum, count or category list for free.
 """
@@ -31,7 +33,17 @@ from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column, DomainSource, Kind, datetime_to_seconds, parse_values, text_counts
+from synth.schema import (
+    CELL_CLASSES,
+    DEFAULT_OTHER_LABEL,
+    Column,
+    DomainSource,
+    Kind,
+    classify_cells,
+    datetime_to_seconds,
+    parse_values,
+    text_counts,
+)
 
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
@@ -41,9 +53,9 @@ NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
 YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
 
 
-def needs_delta(kinds: Mapping[str, Kind]) -> bool:
-    """True when some column's categories must be discovered (only possible with δ > 0)."""
-    return any(kind == Kind.CATEGORICAL for kind in kinds.values())
+def needs_delta(kinds: Mapping[str, Kind | None]) -> bool:
+    """True when some column's categories may have to be discovered (only possible with δ > 0)."""
+    return any(kind in (None, Kind.CATEGORICAL) for kind in kinds.values())
 
 
 def discrete_gaussian_tail(sigma: float, t: int) -> float:
@@ -148,31 +160,59 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
                   lower=None, upper=None, bins=None, source=DomainSource.DP_ESTIMATED)
 
 
-def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind], counts: CountRelease,
+def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
+              missing_markers: Sequence[str] = ("",)) -> Kind:
+    """The kind of a text column, from a noisy count of what its cells read as.
+
+    Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
+    or other text (``classify_cells``); the 5-cell histogram is released with noise and the kind is
+    the class with the largest noisy count (numbers: integer unless non-integral ones make up 5 %
+    or more). Deciding the kind from exact counts would let one person's odd cell flip it.
+    """
+    classes = classify_cells(series, missing_markers)
+    exact = np.bincount(classes[classes >= 0], minlength=len(CELL_CLASSES))
+    noisy = counts.release(exact, budget, query=f"kind({name}): what the cells read as").values
+    noisy = np.maximum(noisy.astype(float), 0.0)
+    numbers = noisy[1] + noisy[2]
+    votes = {Kind.BOOLEAN: noisy[0], Kind.INTEGER: numbers, Kind.DATETIME: noisy[3], Kind.CATEGORICAL: noisy[4]}
+    kind = max(votes, key=lambda k: (votes[k], k == Kind.CATEGORICAL))
+    if kind == Kind.INTEGER and noisy[2] >= 0.05 * numbers:
+        return Kind.FLOAT
+    return kind
+
+
+def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts: CountRelease,
                      budget: float, delta: float, progress: Progress,
                      missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
                      ) -> dict[str, Column]:
-    """DP domains for the columns in ``kinds``, spending ``budget`` (and ``delta`` for text)."""
-    paid: Sequence[str] = [n for n, k in kinds.items() if k != Kind.BOOLEAN]
-    text = [n for n in paid if kinds[n] == Kind.CATEGORICAL]
-    if text and delta <= 0:
-        raise BudgetError(
-            f"the categories of text column(s) {text} are not in a profile, and discovering "
-            "them under DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a profile that "
-            "lists them (`synth profile DATA -o profile.toml`, then review it)."
-        )
-    budgets = dict(zip(paid, split_budget(budget, [1.0] * len(paid)))) if paid else {}
-    deltas = dict(zip(text, split_budget(delta, [1.0] * len(text)))) if text else {}
+    """DP kinds and domains for the columns in ``kinds``, spending ``budget`` (and ``delta``).
+
+    A kind of None (a text column whose type is not declared) is first decided by ``vote_kind``.
+    The budget is split equally over the queries: one vote per undeclared column and one domain
+    measurement per non-boolean column (a column voted boolean leaves its share unspent).
+    """
+    queries = [(n, "kind") for n, k in kinds.items() if k is None]
+    queries += [(n, "domain") for n, k in kinds.items() if k != Kind.BOOLEAN]
+    shares = dict(zip(queries, split_budget(budget, [1.0] * len(queries)))) if queries else {}
+    might_need_delta = [n for n, k in kinds.items() if k in (None, Kind.CATEGORICAL)]
+    deltas = dict(zip(might_need_delta, split_budget(delta, [1.0] * len(might_need_delta)))) if delta > 0 else {}
     columns: dict[str, Column] = {}
-    for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
+    for name in progress.track(list(kinds), "estimating kinds and domains under DP", len(kinds)):
         kind = kinds[name]
+        if kind is None:
+            kind = vote_kind(name, df[name], counts, shares[(name, "kind")], missing_markers)
         if kind == Kind.BOOLEAN:
-            columns[name] = Column(name=name, kind=kind, categories=None, lower=None, upper=None,
-                                   bins=None, source=DomainSource.PUBLIC)
+            columns[name] = Column(name=name, kind=kind, source=DomainSource.PUBLIC)
         elif kind == Kind.CATEGORICAL:
-            columns[name] = discover_categories(name, df[name], counts, budgets[name], deltas[name],
-                                                missing_markers)
+            if name not in deltas:
+                raise BudgetError(
+                    f"column {name!r} holds text whose categories are not in a profile, and "
+                    "discovering them under DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a "
+                    "profile that lists them (`synth profile DATA -o profile.toml`, then review it)."
+                )
+            columns[name] = discover_categories(name, df[name], counts, shares[(name, "domain")],
+                                                deltas[name], missing_markers)
         else:
-            columns[name] = discover_numeric(name, df[name], kind, counts, budgets[name], missing_markers,
-                                             notes)
+            columns[name] = discover_numeric(name, df[name], kind, counts, shares[(name, "domain")],
+                                             missing_markers, notes)
     return columns

@@ -23,12 +23,25 @@ A profile says what a release may spend and what is publicly known about the col
     kind = "integer"                     # categorical | integer | float | datetime | boolean
     lower = 17                           # numeric bounds (datetime: "2020-01-31" ISO strings)
     upper = 90
-    bins = 74
+    bins = 74                            # equal-width bins over [lower, upper]
     source = "public"                    # public (default) | dp-estimated | data-derived
+
+    [columns.capital_gain]               # a skewed column: bins split at chosen cut points
+    kind = "integer"
+    lower = 0
+    upper = 99999
+    cuts = [1, 1000, 5000, 99999]        # inner bin edges; here the 5 bins {0}, 1-999, 1000-4999,
+                                         # 5000-99998 and {99999}
 
     [columns.workclass]
     kind = "categorical"
     categories = ["Private", "Self-emp-not-inc"]
+
+A numeric or datetime column has either ``bins`` (equal-width) or ``cuts``: its inner bin edges,
+strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; ``bins`` given
+alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
+the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
+whole seconds, written as ISO strings like the bounds.
 
 Without a ``[columns]`` table the profile has no schema: every domain is then estimated under DP
 with ``discovery_share`` of the budget.
@@ -80,7 +93,7 @@ RELEASE_KEYS = (
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
-COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "source")
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "source")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
 DRAFT_EPSILON = 1.0
@@ -243,7 +256,7 @@ def _column_from_toml(name: str, table: Any) -> Column:
     where = f"[columns.{name}]"
     entry = _table(table, where)
     _reject_unknown(entry, COLUMN_KEYS, where)
-    for key, kinds in (("categories", list), ("kind", str), ("source", str)):
+    for key, kinds in (("categories", list), ("cuts", list), ("kind", str), ("source", str)):
         if key in entry and not isinstance(entry[key], kinds):
             raise ProfileError(f"{where}: {key} has the wrong type ({type(entry[key]).__name__}).")
     try:

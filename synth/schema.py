@@ -7,7 +7,8 @@ column's type. Code layout, per column:
 * categorical with m categories: 0..m-1 = the categories in order, m = OTHER (any value not in
   the list), m+1 = MISSING;
 * boolean: 0 = False, 1 = True, 2 = MISSING;
-* integer, float, datetime with b bins: 0..b-1 = equal-width bins over [lower, upper], b = MISSING.
+* integer, float, datetime with b bins: 0..b-1 = bins over [lower, upper], b = MISSING. The bins
+  are equal-width, or split at the column's ``cuts`` (its inner bin edges, for skewed columns).
   Values outside the bounds are clipped into the first or last bin. Integer bins have whole-number
   edges, so every integer of [lower, upper] (both included) falls in exactly one bin; datetimes
   are binned as whole seconds since 1970-01-01 UTC (naive datetimes are read as UTC).
@@ -71,7 +72,7 @@ DATE_SHARE = 0.95  # share of non-missing text cells that must read as dates for
 _EPOCH = datetime(1970, 1, 1)
 _DATE_LIKE = re.compile(r"\d+\D+\d+")  # dates have at least two groups of digits
 _LEADING_ZERO = re.compile(r"^[+-]?0\d")  # "007" is an identifier, not the number 7
-_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "source")
+_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", "source")
 
 
 # --- small conversions -------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def datetime_to_seconds(value: Any) -> float:
         except ValueError:
             raise SchemaError(
                 f"{value!r} is not an ISO 8601 date such as 2020-01-31 or 2020-01-31T12:00:00. "
-                "Write datetime bounds in that form."
+                "Write datetime bounds and cuts in that form."
             ) from None
     if isinstance(value, datetime):
         if value.tzinfo is not None:
@@ -97,7 +98,7 @@ def datetime_to_seconds(value: Any) -> float:
     if isinstance(value, date):
         return (datetime(value.year, value.month, value.day) - _EPOCH).total_seconds()
     raise SchemaError(
-        f"a datetime bound must be an ISO 8601 date string such as \"2020-01-31\"; got a "
+        f"a datetime bound or cut must be an ISO 8601 date string such as \"2020-01-31\"; got a "
         f"{type(value).__name__}. Quote the date in the profile."
     )
 
@@ -138,11 +139,14 @@ class Column:
     """One column: its name, kind, public domain, and where that domain came from.
 
     Categorical columns have ``categories`` (distinct strings); integer, float and datetime
-    columns have ``lower`` < ``upper`` (floats; datetimes as seconds since the epoch) and ``bins``.
-    Integer columns need whole-number bounds and at most as many bins as integers in
-    [lower, upper] (too many bins is an error, not silently reduced, so the domain is what the
-    profile says). Datetime bounds are whole seconds and bins are at least one second wide.
-    Boolean columns have the fixed domain False/True and nothing else.
+    columns have ``lower`` < ``upper`` (floats; datetimes as seconds since the epoch) and either
+    ``bins`` (that many equal-width bins) or ``cuts``: the inner bin edges, strictly increasing and
+    strictly inside (lower, upper), giving len(cuts) + 1 bins (``bins`` is then set to that, and
+    if given must already equal it). Integer columns need whole-number bounds and at most as many
+    bins as integers in [lower, upper] (too many bins is an error, not silently reduced, so the
+    domain is what the profile says); their cuts are whole numbers with lower < cut <= upper, so
+    every bin holds at least one integer. Datetime bounds and cuts are whole seconds and bins are
+    at least one second wide. Boolean columns have the fixed domain False/True and nothing else.
     """
 
     name: str
@@ -151,6 +155,7 @@ class Column:
     lower: float | None = None
     upper: float | None = None
     bins: int | None = None
+    cuts: tuple[float, ...] | None = None
     source: DomainSource = DomainSource.PUBLIC
 
     def __post_init__(self) -> None:
@@ -160,10 +165,10 @@ class Column:
         set_(self, "kind", _enum(Kind, self.kind, f"column {self.name!r}: kind"))
         set_(self, "source", _enum(DomainSource, self.source, f"column {self.name!r}: source"))
         if self.kind == Kind.CATEGORICAL:
-            self._reject("lower", "upper", "bins")
+            self._reject("lower", "upper", "bins", "cuts")
             set_(self, "categories", self._checked_categories())
         elif self.kind == Kind.BOOLEAN:
-            self._reject("categories", "lower", "upper", "bins")
+            self._reject("categories", "lower", "upper", "bins", "cuts")
         else:
             self._reject("categories")
             self._check_numeric_domain()
@@ -213,10 +218,14 @@ class Column:
             if not _is_real(value) or not math.isfinite(value):
                 raise SchemaError(f"{where} needs {key}: a finite number. Set it in the profile.")
             object.__setattr__(self, key, float(value))
-        bins = self.bins
-        if not isinstance(bins, numbers.Integral) or isinstance(bins, (bool, np.bool_)) or bins < 1:
-            raise SchemaError(f"{where} needs bins: a whole number of at least 1 (e.g. bins = 32).")
-        object.__setattr__(self, "bins", int(bins))
+        if self.cuts is None:
+            bins = self.bins
+            if not isinstance(bins, numbers.Integral) or isinstance(bins, (bool, np.bool_)) or bins < 1:
+                raise SchemaError(
+                    f"{where} needs bins: a whole number of at least 1 (e.g. bins = 32), or cuts: "
+                    "its inner bin edges (e.g. cuts = [1, 10, 100])."
+                )
+            object.__setattr__(self, "bins", int(bins))
         lower, upper = self.lower, self.upper
         assert lower is not None and upper is not None
         if not lower < upper:
@@ -231,7 +240,7 @@ class Column:
             if max(abs(lower), abs(upper)) > MAX_EXACT_INTEGER:
                 raise SchemaError(f"{where}: integer bounds must lie within ±2**53; use kind \"float\".")
             integers = int(upper - lower) + 1
-            if self.bins > integers:
+            if self.cuts is None and self.bins > integers:
                 raise SchemaError(
                     f"{where} asks for {self.bins} bins but its bounds hold only {integers} "
                     f"integers; set bins to at most {integers}."
@@ -241,6 +250,9 @@ class Column:
                 raise SchemaError(f"{where}: datetime bounds must be whole seconds.")
             if lower < FIRST_SECOND or upper > LAST_SECOND:
                 raise SchemaError(f"{where}: datetime bounds must lie in the years 1 to 9999.")
+        if self.cuts is not None:
+            self._check_cuts()
+        if self.kind == Kind.DATETIME:
             starts, stops = self._second_ranges
             if np.any(stops <= starts):
                 raise SchemaError(
@@ -251,6 +263,50 @@ class Column:
                 f"{where}: the bounds are too close together (in floating point) for "
                 f"{self.bins} bins; use fewer bins or wider bounds."
             )
+
+    def _check_cuts(self) -> None:
+        """Check ``cuts`` against the (already checked) bounds and set ``bins`` from them."""
+        where, cuts = self._where(), self.cuts
+        if isinstance(cuts, (str, bytes)) or not isinstance(cuts, Iterable):
+            raise SchemaError(
+                f"{where}: cuts must be a list of inner bin edges in increasing order, e.g. "
+                "cuts = [1, 10, 100]."
+            )
+        cuts = tuple(cuts)
+        if not cuts:
+            raise SchemaError(f"{where} has an empty cuts list; list at least one cut, or give bins = 1 instead.")
+        for i, cut in enumerate(cuts, start=1):
+            if not _is_real(cut) or not math.isfinite(cut):
+                raise SchemaError(f"{where}: cut number {i} is not a finite number; every cut must be one.")
+        cuts = tuple(float(c) for c in cuts)
+        for i in range(1, len(cuts)):
+            if not cuts[i - 1] < cuts[i]:
+                raise SchemaError(
+                    f"{where}: cut number {i + 1} is not greater than the cut before it; list the "
+                    "cuts in strictly increasing order, each once."
+                )
+        if self.kind in (Kind.INTEGER, Kind.DATETIME):
+            unit = "whole numbers" if self.kind == Kind.INTEGER else "whole seconds"
+            for i, cut in enumerate(cuts, start=1):
+                if not cut.is_integer():
+                    raise SchemaError(f"{where}: cut number {i} is not whole; the cuts of this kind must be {unit}.")
+        lower, upper = self.lower, self.upper
+        assert lower is not None and upper is not None
+        integer = self.kind == Kind.INTEGER  # the last integer bin may hold just upper
+        for i, cut in enumerate(cuts, start=1):
+            if not (lower < cut and (cut <= upper if integer else cut < upper)):
+                rule = "lower < cut <= upper" if integer else "lower < cut < upper"
+                raise SchemaError(
+                    f"{where}: cut number {i} lies outside the bounds; every cut must satisfy "
+                    f"{rule} so that each bin holds values. Move or remove it, or widen the bounds."
+                )
+        if self.bins is not None and self.bins != len(cuts) + 1:
+            raise SchemaError(
+                f"{where} has bins = {self.bins!r} but its cuts make {len(cuts) + 1} bins; leave "
+                f"bins out (the cuts decide it) or set bins = {len(cuts) + 1}."
+            )
+        object.__setattr__(self, "cuts", cuts)
+        object.__setattr__(self, "bins", len(cuts) + 1)
 
     # -- derived facts --
 
@@ -274,13 +330,18 @@ class Column:
     def edges(self) -> np.ndarray:
         """The bins+1 bin edges of a numeric column; bin k is [edges[k], edges[k+1]).
 
-        The last bin also holds ``upper``. For integer columns the edges are whole numbers and the
-        last edge is upper + 1, so bin k holds the integers edges[k] .. edges[k+1] - 1.
+        The edges are [lower, *cuts, upper] when the column has cuts, else equally spaced. The last
+        bin also holds ``upper``. For integer columns the edges are whole numbers and the last edge
+        is upper + 1, so bin k holds the integers edges[k] .. edges[k+1] - 1.
         """
         if self.kind not in NUMERIC_KINDS:
             raise SchemaError(f"{self._where()} has no bins; only numeric and datetime columns do.")
         assert self.lower is not None and self.upper is not None and self.bins is not None
-        if self.kind == Kind.INTEGER:
+        if self.cuts is not None:
+            edges = np.array([self.lower, *self.cuts, self.upper], dtype=float)
+            if self.kind == Kind.INTEGER:
+                edges[-1] += 1.0
+        elif self.kind == Kind.INTEGER:
             lower, count = int(self.lower), int(self.upper - self.lower) + 1
             edges = np.array([lower + (k * count) // self.bins for k in range(self.bins + 1)], dtype=float)
         else:
@@ -323,26 +384,33 @@ class Column:
 
     # -- serialisation --
 
+    def _public_number(self, x: float) -> int | float | str:
+        """A bound or cut as written in a profile: int (integer), ISO string (datetime), float."""
+        if self.kind == Kind.INTEGER:
+            return int(x)
+        return seconds_to_iso(x) if self.kind == Kind.DATETIME else x
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON- and TOML-safe form: integer bounds as ints, datetime bounds as ISO strings."""
+        """JSON- and TOML-safe form: integer bounds and cuts as ints, datetime ones as ISO strings.
+
+        A column with cuts is written with its cuts and without bins (they follow from the cuts).
+        """
         out: dict[str, Any] = {"name": self.name, "kind": self.kind.value}
         if self.categories is not None:
             out["categories"] = list(self.categories)
         if self.kind in NUMERIC_KINDS:
             assert self.lower is not None and self.upper is not None
-            if self.kind == Kind.INTEGER:
-                out["lower"], out["upper"] = int(self.lower), int(self.upper)
-            elif self.kind == Kind.DATETIME:
-                out["lower"], out["upper"] = seconds_to_iso(self.lower), seconds_to_iso(self.upper)
+            out["lower"], out["upper"] = self._public_number(self.lower), self._public_number(self.upper)
+            if self.cuts is not None:
+                out["cuts"] = [self._public_number(c) for c in self.cuts]
             else:
-                out["lower"], out["upper"] = self.lower, self.upper
-            out["bins"] = self.bins
+                out["bins"] = self.bins
         out["source"] = self.source.value
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Column:
-        """Inverse of ``to_dict``; datetime bounds may also be ``date``/``datetime`` objects."""
+        """Inverse of ``to_dict``; datetime bounds and cuts may also be ``date``/``datetime`` objects."""
         if not isinstance(data, Mapping):
             raise SchemaError("a column must be a table of keys (name, kind, ...); fix its entry.")
         unknown = [k for k in data if k not in _COLUMN_KEYS]
@@ -354,10 +422,14 @@ class Column:
         if "kind" not in data:
             raise SchemaError(f"column {data.get('name')!r} needs a kind: one of {_choices(Kind)}.")
         kind = _enum(Kind, data["kind"], f"column {data.get('name')!r}: kind")
-        lower, upper = data.get("lower"), data.get("upper")
+        lower, upper, cuts = data.get("lower"), data.get("upper"), data.get("cuts")
         if kind == Kind.DATETIME:
             lower = None if lower is None else datetime_to_seconds(lower)
             upper = None if upper is None else datetime_to_seconds(upper)
+            if isinstance(cuts, (list, tuple)):
+                cuts = [datetime_to_seconds(c) for c in cuts]
+        if isinstance(cuts, list):
+            cuts = tuple(cuts)
         categories = data.get("categories")
         if isinstance(categories, list):
             categories = tuple(categories)
@@ -368,6 +440,7 @@ class Column:
             lower=lower,
             upper=upper,
             bins=data.get("bins"),
+            cuts=cuts,
             source=data.get("source", DomainSource.PUBLIC.value),
         )
 
@@ -739,36 +812,84 @@ class Schema:
 # --- kinds -------------------------------------------------------------------------------------
 
 
-def _infer_kind(series: pd.Series, markers: Sequence[str]) -> Kind:
+CELL_CLASSES = (Kind.BOOLEAN, Kind.INTEGER, Kind.FLOAT, Kind.DATETIME, Kind.CATEGORICAL)
+
+
+def _classify_texts(texts: np.ndarray) -> np.ndarray:
+    """Index into CELL_CLASSES of what each (non-missing) text reads as.
+
+    A boolean word (true/false/yes/no; 1 and 0 read as integers), a number (integer or not; a
+    leading zero as in "007" makes it an identifier, i.e. text), a date (two groups of digits and
+    readable as a date), or other text.
+    """
+    classes = np.full(len(texts), CELL_CLASSES.index(Kind.CATEGORICAL), dtype=np.int64)
+    if len(texts) == 0:
+        return classes
+    lowered = np.array([t.lower() for t in texts], dtype=object)
+    boolean = np.isin(lowered, list((TRUE_WORDS | FALSE_WORDS) - {"0", "1"}))
+    numbers = _parse_numbers(texts)
+    leading_zero = np.array([bool(_LEADING_ZERO.match(t)) for t in texts])
+    numeric = ~np.isnan(numbers) & ~leading_zero
+    integral = numeric & np.isfinite(numbers) & (numbers == np.floor(numbers))
+    date_like = np.array([bool(_DATE_LIKE.search(t)) for t in texts]) & ~numeric & ~boolean
+    dated = np.zeros(len(texts), dtype=bool)
+    dated[date_like] = ~np.isnan(_parse_dates(texts[date_like]))
+    classes[boolean] = CELL_CLASSES.index(Kind.BOOLEAN)
+    classes[numeric] = CELL_CLASSES.index(Kind.FLOAT)
+    classes[integral] = CELL_CLASSES.index(Kind.INTEGER)
+    classes[dated] = CELL_CLASSES.index(Kind.DATETIME)
+    return classes
+
+
+def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> np.ndarray:
+    """Per cell, the index into CELL_CLASSES of what it reads as; -1 for a missing cell.
+
+    Exact and private: only the describer may release it, and only with noise.
+    """
+    labels, texts, is_missing = _distinct_texts(series, missing_markers)
+    classes = _classify_texts(texts)
+    classes[is_missing] = -1
+    return classes[labels]
+
+
+def declared_kind(series: pd.Series) -> Kind | None:
+    """The kind a column's dtype declares (a schema fact), or None for text, whose kind is open."""
     dtype = series.dtype
     if ptypes.is_bool_dtype(dtype):
         return Kind.BOOLEAN
     if ptypes.is_integer_dtype(dtype):
         return Kind.INTEGER
     if ptypes.is_float_dtype(dtype):
+        return Kind.FLOAT
+    if ptypes.is_datetime64_any_dtype(dtype):
+        return Kind.DATETIME
+    if isinstance(dtype, pd.CategoricalDtype):
+        return Kind.CATEGORICAL
+    return None
+
+
+def _infer_kind(series: pd.Series, markers: Sequence[str]) -> Kind:
+    declared = declared_kind(series)
+    if declared == Kind.FLOAT:
         values = series.to_numpy(dtype=float, na_value=np.nan)
         values = values[~np.isnan(values)]
         integral = values.size > 0 and bool(np.all(np.isfinite(values) & (values == np.floor(values))))
         return Kind.INTEGER if integral else Kind.FLOAT
-    if ptypes.is_datetime64_any_dtype(dtype):
-        return Kind.DATETIME
+    if declared is not None:
+        return declared
     counts = text_counts(series, markers)
     if counts.empty:
         return Kind.CATEGORICAL
-    texts = counts.index.to_numpy(dtype=object)
-    lowered = {t.lower() for t in texts}
-    if lowered <= TRUE_WORDS | FALSE_WORDS and not lowered <= {"0", "1"}:
-        return Kind.BOOLEAN
-    numbers_ = _parse_numbers(texts)
-    if not np.isnan(numbers_).any() and not any(_LEADING_ZERO.match(t) for t in texts):
-        integral = np.all(np.isfinite(numbers_) & (numbers_ == np.floor(numbers_)))
-        return Kind.INTEGER if integral else Kind.FLOAT
     weights = counts.to_numpy(dtype=float)
-    date_like = np.array([bool(_DATE_LIKE.search(t)) for t in texts])
-    if weights[date_like].sum() >= DATE_SHARE * weights.sum():
-        readable = ~np.isnan(_parse_dates(texts[date_like]))
-        if weights[date_like][readable].sum() >= DATE_SHARE * weights.sum():
-            return Kind.DATETIME
+    classes = _classify_texts(counts.index.to_numpy(dtype=object))
+    share = np.bincount(classes, weights=weights, minlength=len(CELL_CLASSES)) / weights.sum()
+    b, i, f, d = (share[CELL_CLASSES.index(k)] for k in (Kind.BOOLEAN, Kind.INTEGER, Kind.FLOAT, Kind.DATETIME))
+    if b > 0 and b + i == 1 and set(counts.index[classes == CELL_CLASSES.index(Kind.INTEGER)]) <= {"0", "1"}:
+        return Kind.BOOLEAN
+    if i + f == 1:
+        return Kind.INTEGER if f == 0 else Kind.FLOAT
+    if d >= DATE_SHARE:
+        return Kind.DATETIME
     return Kind.CATEGORICAL
 
 

@@ -109,3 +109,38 @@ def test_discovery_charges_every_paid_column_and_stays_in_budget():
     assert len(queries) == 2 and any(q.startswith("categories(t)") for q in queries)
     assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1
     assert sum(e.cost.delta for e in counts.accountant.ledger) <= 5e-7
+
+
+def test_classify_cells_reads_each_cell():
+    from synth.schema import CELL_CLASSES, classify_cells
+
+    series = pd.Series(["yes", "12", "007", "1.5", "2020-01-31", "Lyon", "", None, "1e3"])
+    kinds = [CELL_CLASSES[c] if c >= 0 else None for c in classify_cells(series)]
+    assert kinds == [Kind.BOOLEAN, Kind.INTEGER, Kind.CATEGORICAL, Kind.FLOAT, Kind.DATETIME,
+                     Kind.CATEGORICAL, None, None, Kind.INTEGER]
+
+
+@pytest.mark.parametrize("values,expected", [
+    ([str(i % 90) for i in range(3000)] + ["n/a", "unknown"], Kind.INTEGER),  # odd cells do not flip it
+    ([f"{i / 7:.3f}" for i in range(3000)], Kind.FLOAT),
+    (["2021-05-0%d" % (1 + i % 9) for i in range(3000)], Kind.DATETIME),
+    (["yes", "no"] * 1500, Kind.BOOLEAN),
+    (["red", "green", "blue"] * 1000 + ["7"], Kind.CATEGORICAL),
+])
+def test_vote_kind_decides_from_noisy_counts(values, expected):
+    from synth.discovery import vote_kind
+
+    counts = _counts()
+    assert vote_kind("c", pd.Series(values), counts, 0.01) == expected
+    entry = counts.accountant.ledger[-1]
+    assert entry.query.startswith("kind(c)") and entry.cost.rho == pytest.approx(0.01, rel=1e-9)
+
+
+def test_undeclared_text_columns_are_voted_then_measured():
+    df = pd.DataFrame({"n": [str(i) for i in range(2000)], "t": ["a", "b"] * 1000})
+    counts = _counts()
+    columns = discover_columns(df, {"n": None, "t": None}, counts, 0.1, 5e-7, SILENT)
+    assert columns["n"].kind == Kind.INTEGER and columns["t"].categories == ("a", "b")
+    queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
+    assert queries == ["kind(n)", "bounds(n)", "kind(t)", "categories(t)"]
+    assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1

@@ -78,6 +78,45 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     save_profile(profile, out, force=True)
 
 
+CUTS = """\
+[release]
+epsilon = 1.0
+
+[columns.gain]
+kind = "integer"
+lower = 0
+upper = 99999
+cuts = [1, 1000, 5000, 99999]
+
+[columns.ratio]
+kind = "float"
+lower = -1.5
+upper = 2.5
+cuts = [0.0, 0.1, 2.25]
+bins = 4
+
+[columns.joined]
+kind = "datetime"
+lower = 2020-01-01
+upper = "2021-01-01"
+cuts = [2020-02-01, "2020-06-01T12:00:00", 2020-09-01T00:00:00Z]
+"""
+
+
+def test_cuts_load_and_save_round_trip(tmp_path: Path) -> None:
+    profile = load_profile(write(tmp_path, CUTS))
+    gain, ratio, joined = profile.schema.columns
+    assert gain.cuts == (1.0, 1000.0, 5000.0, 99999.0) and gain.bins == 5
+    assert ratio.cuts == (0.0, 0.1, 2.25) and ratio.bins == 4
+    assert joined.bins == 4 and list(joined.edges[2:4]) == [1591012800.0, 1598918400.0]
+    text = profile_to_toml(profile)
+    saved = tomllib.loads(text)["columns"]
+    assert saved["gain"]["cuts"] == [1, 1000, 5000, 99999] and "bins" not in saved["gain"]
+    assert saved["joined"]["cuts"] == ["2020-02-01", "2020-06-01T12:00:00", "2020-09-01"]
+    again = load_profile(save_profile(profile, tmp_path / "copy.toml"))
+    assert again.schema == profile.schema
+
+
 def test_profile_without_columns(tmp_path: Path) -> None:
     profile = load_profile(write(tmp_path, "[release]\nepsilon = 2\n"))
     assert profile.schema is None and profile.missing_markers == ("",) and profile.delta == 0.0
@@ -106,7 +145,7 @@ def test_profile_without_columns(tmp_path: Path) -> None:
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbins = 2\n"
          "categories = [\"x\"]\n", "cannot have categories"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbin = 2\n",
-         r"unknown key\(s\) \['bin'\].*kind, categories, lower, upper, bins, source"),
+         r"unknown key\(s\) \['bin'\].*kind, categories, lower, upper, bins, cuts, source"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = \"zero\"\nupper = 1\nbins = 2\n",
          "lower: a finite number"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"categorical\"\ncategories = \"x\"\n", "wrong type"),
@@ -115,6 +154,20 @@ def test_profile_without_columns(tmp_path: Path) -> None:
          "bins = 1\n", "ISO 8601"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"boolean\"\nsource = \"guess\"\n", "source"),
         ("[release]\nepsilon = 1\nmissing_markers = \"NA\"\n", "list of strings"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 0\nupper = 9\ncuts = [1, 5]\n"
+         "bins = 2\n", r"\[columns.a\].*bins = 2 but its cuts make 3 bins.*set bins = 3"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 0\nupper = 9\ncuts = 5\n",
+         r"\[columns.a\]: cuts has the wrong type"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 0\nupper = 9\ncuts = [5, 1]\n",
+         "strictly increasing"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 0\nupper = 9\ncuts = [1.5]\n",
+         "whole numbers"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 9\ncuts = [9]\n",
+         "outside the bounds"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"datetime\"\nlower = 2020-01-01\nupper = 2021-01-01\n"
+         "cuts = [\"June\"]\n", "ISO 8601"),
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"categorical\"\ncategories = [\"x\"]\ncuts = [1]\n",
+         "cannot have cuts"),
     ],
 )
 def test_malformed_profiles_raise_profile_error(tmp_path: Path, text: str, fragment: str) -> None:
@@ -195,3 +248,6 @@ def test_bundled_adult_profile_encodes_cleanly() -> None:
     assert report.clean, report.lines()
     assert codes.shape == (30162, 15)
     assert not np.any(codes == np.array(profile.schema.sizes) - 1)  # no missing values in the demo data
+    for name in ("capital_gain", "capital_loss"):  # 0 has a bin of its own
+        column = profile.schema.column(name)
+        assert column.cuts is not None and list(column.edges[:2]) == [0, 1]

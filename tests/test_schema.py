@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import math
 
 import numpy as np
@@ -93,11 +94,85 @@ def test_integer_bins_cover_each_integer_once() -> None:
         (dict(kind=Kind.DATETIME, lower=0, upper=10, bins=20), "narrower than one second"),
         (dict(kind=Kind.BOOLEAN, bins=2), "cannot have bins"),
         (dict(kind="text"), "must be one of"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1), "needs bins.*or cuts"),
+        (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(5, 3)), "cut number 2 is not greater"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=9, cuts=(3.5, 3.5)), "strictly increasing"),
+        (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(0,)), r"cut number 1 lies outside.*lower < cut <= upper"),
+        (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(3, 10)), "cut number 2 lies outside"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(0.5, 1.0)), r"outside.*lower < cut < upper"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(-0.5,)), "outside"),
+        (dict(kind=Kind.DATETIME, lower=0, upper=DAY, cuts=(DAY,)), "outside"),
+        (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(2.5,)), "whole numbers"),
+        (dict(kind=Kind.DATETIME, lower=0, upper=DAY, cuts=(0.5,)), "whole seconds"),
+        (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(3,), bins=3), r"bins = 3 but its cuts make 2 bins"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(0.5,), bins=True), "cuts make 2 bins"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=()), "empty cuts"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(float("nan"),)), "not a finite number"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(True,)), "not a finite number"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts="0.5"), "list of inner bin edges"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=0.5), "list of inner bin edges"),
+        (dict(kind=Kind.CATEGORICAL, categories=("a",), cuts=(1,)), "cannot have cuts"),
+        (dict(kind=Kind.BOOLEAN, cuts=(1,)), "cannot have cuts"),
     ],
 )
 def test_invalid_columns_raise_schema_error(kwargs: dict, fragment: str) -> None:
     with pytest.raises(SchemaError, match=fragment):
         Column("c", **kwargs)
+
+
+def test_integer_cuts_set_the_bins() -> None:
+    gain = Column("gain", Kind.INTEGER, lower=0, upper=99999, cuts=(1, 1000, 5000, 99999))
+    assert gain.bins == 5 and gain.size == 6 and gain.cuts == (1.0, 1000.0, 5000.0, 99999.0)
+    assert list(gain.edges) == [0, 1, 1000, 5000, 99999, 100000]
+    assert gain.labels() == ("0", "[1, 1000)", "[1000, 5000)", "[5000, 99999)", "99999", "<MISSING>")
+    assert Column("gain", Kind.INTEGER, lower=0, upper=99999, bins=5, cuts=[1, 1000, 5000, 99999]) == gain
+    assert gain.to_dict() == {"name": "gain", "kind": "integer", "lower": 0, "upper": 99999,
+                              "cuts": [1, 1000, 5000, 99999], "source": "public"}
+    assert Column.from_dict(gain.to_dict()) == gain
+    with pytest.raises(SchemaError, match="cuts make 5 bins"):
+        Column.from_dict({**gain.to_dict(), "bins": 4})
+
+
+def test_integer_cuts_round_trip_and_zero_stays_zero() -> None:
+    schema = Schema((Column("gain", Kind.INTEGER, lower=0, upper=99999, cuts=(1, 1000, 5000, 99999)),))
+    df = pd.DataFrame({"gain": [0, 1, 999, 1000, 4999, 5000, 99998, 99999, 150000, -3, None]})
+    codes, report = schema.encode(df)
+    assert list(codes[:, 0]) == [0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 5]
+    assert (report.counts("gain").clipped_low, report.counts("gain").clipped_high) == (1, 1)
+    rng = np.random.default_rng(4)
+    many = rng.integers(0, 6, (5000, 1))
+    decoded = schema.decode(many, rng)
+    again, report = schema.encode(decoded)
+    assert np.array_equal(again, many) and report.clean
+    values = decoded["gain"]
+    assert (values[many[:, 0] == 0] == 0).all() and (values[many[:, 0] == 4] == 99999).all()
+    assert values[many[:, 0] == 1].between(1, 999).all()
+
+
+def test_float_and_datetime_cuts_round_trip() -> None:
+    start, stop = datetime_to_seconds("2020-01-01"), datetime_to_seconds("2021-01-01")
+    schema = Schema((
+        Column("x", Kind.FLOAT, lower=-1.5, upper=2.5, cuts=(0.0, 0.1, 1 / 3)),
+        Column("t", Kind.DATETIME, lower=start, upper=stop,
+               cuts=(datetime_to_seconds("2020-02-01"), datetime_to_seconds("2020-06-01T12:00:01"))),
+    ))
+    x, t = schema.columns
+    assert x.bins == 4 and list(x.edges) == [-1.5, 0.0, 0.1, 1 / 3, 2.5]
+    assert x.labels()[1:4] == ("[0, 0.1)", "[0.1, 0.3333333333)", "[0.3333333333, 2.5]")
+    assert t.labels()[0] == "[2020-01-01, 2020-02-01)" and t.labels()[2] == "[2020-06-01T12:00:01, 2021-01-01]"
+    data = json.loads(json.dumps(schema.to_dict()))
+    assert data["columns"][0]["cuts"] == [0.0, 0.1, 1 / 3] and "bins" not in data["columns"][0]
+    assert data["columns"][1]["cuts"] == ["2020-02-01", "2020-06-01T12:00:01"]
+    assert Schema.from_dict(data) == schema
+    rng = np.random.default_rng(5)
+    codes = np.column_stack([rng.integers(0, s, 3000) for s in schema.sizes])
+    decoded = schema.decode(codes, rng)
+    again, report = schema.encode(decoded)
+    assert np.array_equal(again, codes) and report.clean
+    when = decoded["t"].dropna().to_numpy().astype("datetime64[s]").astype(np.int64)
+    assert when.min() >= start and when.max() <= stop
+    with pytest.raises(SchemaError, match="ISO 8601"):
+        Column.from_dict({**t.to_dict(), "cuts": ["2020-02-01", "soon"]})
 
 
 def test_schema_rejects_conflicts() -> None:
@@ -243,6 +318,40 @@ def test_numeric_round_trip_stays_in_bounds(kind: Kind, lower: int, width: int, 
         assert values.min() >= low and values.max() <= high
         if kind == Kind.INTEGER:
             assert pd.api.types.is_integer_dtype(decoded["x"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from([Kind.INTEGER, Kind.FLOAT, Kind.DATETIME]),
+    lower=st.integers(-10**9, 10**9),
+    width=st.one_of(st.integers(1, 50), st.integers(1, 10**9)),
+    fractions=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_decoding_with_random_cuts_stays_in_bounds(kind: Kind, lower: int, width: int,
+                                                   fractions: list[float], seed: int) -> None:
+    low, high = float(lower), float(lower + width)
+    if kind == Kind.FLOAT:
+        low, high = low / 7, (low + width) / 7
+    points = low + np.array(fractions) * (high - low)
+    if kind != Kind.FLOAT:
+        points = np.floor(points)
+    top = points <= high if kind == Kind.INTEGER else points < high
+    cuts = np.unique(points[(points > low) & top])
+    assume(cuts.size > 0)
+    column = Column("x", kind, lower=low, upper=high, cuts=tuple(float(c) for c in cuts))
+    assert column.bins == cuts.size + 1
+    schema = Schema((column,))
+    assert Schema.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, column.size, (300, 1))
+    decoded = schema.decode(codes, rng)
+    again, report = schema.encode(decoded)
+    assert np.array_equal(again, codes) and report.clean
+    values = decoded["x"].dropna().to_numpy()
+    if kind == Kind.DATETIME:
+        values = values.astype("datetime64[s]").astype(np.int64)
+    assert values.min(initial=high) >= low and values.max(initial=low) <= high
 
 
 cells = st.one_of(
