@@ -47,6 +47,7 @@ from synth.schema import (
 
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
+VOTE_MARGIN = 3.0  # a kind wins only with a noisy count this many noise deviations above zero
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
@@ -161,18 +162,26 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
-              missing_markers: Sequence[str] = ("",)) -> Kind:
+              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Kind:
     """The kind of a text column, from a noisy count of what its cells read as.
 
     Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
     or other text (``classify_cells``); the 5-cell histogram is released with noise and the kind is
     the class with the largest noisy count (numbers: integer unless non-integral ones make up 5 %
-    or more). Deciding the kind from exact counts would let one person's odd cell flip it.
+    or more). Deciding the kind from exact counts would let one person's odd cell flip it. When
+    no class stands clear of the noise (a few rows for this budget), the column is taken as text
+    and a note says so.
     """
     classes = classify_cells(series, missing_markers)
     exact = np.bincount(classes[classes >= 0], minlength=len(CELL_CLASSES))
-    noisy = counts.release(exact, budget, query=f"kind({name}): what the cells read as").values
-    noisy = np.maximum(noisy.astype(float), 0.0)
+    released = counts.release(exact, budget, query=f"kind({name}): what the cells read as")
+    noisy = np.maximum(released.values.astype(float), 0.0)
+    std = released.noise_scale * (1.0 if released.mechanism == "discrete_gaussian" else math.sqrt(2.0))
+    if noisy.max() < VOTE_MARGIN * std:
+        if notes is not None:
+            notes.append(f"column {name!r}: too few rows to tell its kind under this budget; "
+                         "treated as text. Give its kind in a profile.")
+        return Kind.CATEGORICAL
     numbers = noisy[1] + noisy[2]
     votes = {Kind.BOOLEAN: noisy[0], Kind.INTEGER: numbers, Kind.DATETIME: noisy[3], Kind.CATEGORICAL: noisy[4]}
     kind = max(votes, key=lambda k: (votes[k], k == Kind.CATEGORICAL))
@@ -200,7 +209,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     for name in progress.track(list(kinds), "estimating kinds and domains under DP", len(kinds)):
         kind = kinds[name]
         if kind is None:
-            kind = vote_kind(name, df[name], counts, shares[(name, "kind")], missing_markers)
+            kind = vote_kind(name, df[name], counts, shares[(name, "kind")], missing_markers, notes)
         if kind == Kind.BOOLEAN:
             columns[name] = Column(name=name, kind=kind, source=DomainSource.PUBLIC)
         elif kind == Kind.CATEGORICAL:

@@ -144,3 +144,11 @@ def test_undeclared_text_columns_are_voted_then_measured():
     queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
     assert queries == ["kind(n)", "bounds(n)", "kind(t)", "categories(t)"]
     assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1
+
+
+def test_vote_on_a_tiny_column_falls_back_to_text_with_a_note():
+    from synth.discovery import vote_kind
+
+    notes: list[str] = []
+    kind = vote_kind("tiny", pd.Series(["1.5", "2.5", "3.5"]), _counts(), 0.001, notes=notes)
+    assert kind == Kind.CATEGORICAL and notes and "too few rows" in notes[0]
