@@ -19,7 +19,7 @@ from synth.description import Description, load_description, save_description
 from synth.errors import BudgetError
 from synth.evaluate import Evaluation
 from synth.evaluate import evaluate as _evaluate
-from synth.files import check_writable
+from synth.files import check_writable, staged_release
 from synth.generate import generate
 from synth.manifest import build_manifest, save_manifest
 from synth.profile import Profile, load_profile
@@ -87,36 +87,37 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
         rows: int | None = None, seed: int | None = None, force: bool = False,
         progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
-    """Describe, generate and write synthetic.csv, description.json and manifest.json to ``out_dir``."""
+    """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json
+    and manifest.json to ``out_dir``: all of them, or (on any error) none."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"synthetic": out / "synthetic.csv", "description": out / "description.json",
-             "manifest": out / "manifest.json"}
-    for path in paths.values():
-        check_writable(path, force)  # refuse before spending any budget
+    names = ["synthetic.csv", "description.json", "manifest.json"]
+    if parquet_available():
+        names.insert(1, "synthetic.parquet")
+    for name in names:
+        check_writable(out / name, force)  # refuse before spending any budget
     description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed,
                            progress=progress, report_to=report_to)
     progress.message("sampling synthetic rows")
     synthetic = generate(description, rows=rows, seed=seed)
-    save_description(description, paths["description"], force=force)
-    write_table(synthetic, paths["synthetic"], force=force)
-    outputs = [paths["synthetic"]]
-    parquet = write_parquet_if_possible(synthetic, out / "synthetic.parquet", force)
-    if parquet is not None:
-        paths["parquet"] = parquet
-        outputs.append(parquet)
-    save_manifest(build_manifest(description, paths["description"], outputs), paths["manifest"], force=force)
-    return RunResult(synthetic, description, paths)
+    with staged_release(out, names, force) as stage:
+        save_description(description, stage / "description.json")
+        outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
+        save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
+    files = {"synthetic": out / "synthetic.csv", "description": out / "description.json",
+             "manifest": out / "manifest.json"}
+    if "synthetic.parquet" in names:
+        files["parquet"] = out / "synthetic.parquet"
+    return RunResult(synthetic, description, files)
 
 
-def write_parquet_if_possible(df: pd.DataFrame, path: Path, force: bool) -> Path | None:
-    """Also write Parquet when pyarrow is installed (the ``parquet`` extra)."""
+def parquet_available() -> bool:
+    """Whether pyarrow is installed (the ``parquet`` extra), so Parquet can be written too."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        return None
-    write_table(df, path, force=force)
-    return path
+        return False
+    return True
 
 
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,

@@ -1,15 +1,18 @@
 """Safe output files: every file synth writes appears whole or not at all.
 
 Writers go to a temporary file in the target directory and rename it into place, so an
-interrupted run never leaves a half-written Description or CSV. Existing files are not replaced
-unless ``force`` is given.
+interrupted run never leaves a half-written Description or CSV. A set of files that belong
+together (a release) is written into a hidden staging folder and moved into place only once all
+of them are complete. Existing files are not replaced unless ``force`` is given.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from synth.errors import OutputError
@@ -47,3 +50,22 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], fo
 def atomic_write_text(path: str | os.PathLike[str], text: str, force: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force)
+
+
+@contextmanager
+def staged_release(out_dir: Path, names: list[str], force: bool = False) -> Iterator[Path]:
+    """Yield a staging folder inside ``out_dir``; on success move ``names`` from it into place.
+
+    If the body raises (or is interrupted), the staging folder is removed and ``out_dir`` keeps
+    what it had: no partial release.
+    """
+    for name in names:
+        check_writable(out_dir / name, force)
+    stage = Path(tempfile.mkdtemp(prefix=".synth-staging-", dir=out_dir))
+    try:
+        yield stage
+        for name in names:
+            if (stage / name).exists():
+                os.replace(stage / name, out_dir / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

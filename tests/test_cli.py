@@ -227,3 +227,20 @@ def test_command_line_options_override_the_profile(capsys, tmp_path, mixed_csv):
     code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "--seed", "9",
                            "-o", str(tmp_path / "o2"), "--quiet")
     assert code == 0 and len(pd.read_csv(tmp_path / "o2" / "synthetic.csv")) == 321
+
+
+@pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_run_that_fails_while_writing_leaves_nothing(capsys, tmp_path, mixed_csv, monkeypatch, failure):
+    import synth.api
+
+    def broken_manifest(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(synth.api, "save_manifest", broken_manifest)
+    out = tmp_path / "o"
+    with pytest.raises(type(failure)):
+        synth.api.run(mixed_csv, out, epsilon=1.0, seed=1, report_to=None)
+    assert list(out.iterdir()) == []  # no release file, no staging folder
+    if isinstance(failure, KeyboardInterrupt):
+        code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(out))
+        assert code == 130 and "interrupted" in err and list(out.iterdir()) == []
