@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
-from scipy.stats import norm
+from statistics import NormalDist
 
 from synth.curator import CountRelease
 from synth.errors import BudgetError
@@ -63,8 +62,8 @@ def discrete_gaussian_tail(sigma: float, t: int) -> float:
     """P[Z ≥ t] for the discrete Gaussian with parameter sigma (exact up to float rounding)."""
     reach = int(math.ceil(40 * sigma)) + abs(t) + 1
     k = np.arange(-reach, reach + 1)
-    log_w = -(k.astype(float) ** 2) / (2 * sigma**2)
-    return float(np.exp(logsumexp(log_w[k >= t]) - logsumexp(log_w)))
+    weights = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))  # the largest weight is exactly 1
+    return float(weights[k >= t].sum() / weights.sum())
 
 
 def discrete_laplace_tail(scale: float, t: int) -> float:
@@ -101,7 +100,7 @@ def detect_range(noisy: np.ndarray, std: float) -> tuple[int, int, bool]:
     are used.
     """
     widths = (1, 2, 4)
-    z = norm.isf(0.01 / (len(widths) * noisy.size))
+    z = NormalDist().inv_cdf(1 - 0.01 / (len(widths) * noisy.size))
     found = np.zeros(noisy.size, dtype=bool)
     for w in widths:
         sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")

@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import ks_2samp
 
 from synth.errors import DataError
-from synth.evaluate.fidelity import kway_tvds, marginal_tvd
+from synth.evaluate.fidelity import ks_statistic, kway_tvds, marginal_tvd
 from synth.profile import draft_profile
 from synth.schema import Kind, Schema
 
@@ -108,7 +107,7 @@ def evaluate(original: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | N
         ks = None
         if col.kind in (Kind.INTEGER, Kind.FLOAT, Kind.DATETIME):
             a, b = _numeric(original[col.name], col.kind), _numeric(synthetic[col.name], col.kind)
-            ks = float(ks_2samp(a, b).statistic) if a.size and b.size else math.nan
+            ks = ks_statistic(a, b) if a.size and b.size else math.nan
         columns.append(ColumnFidelity(col.name, col.kind.value,
                                       marginal_tvd(codes_o, codes_s, schema.sizes, [j]), ks))
     two_way = kway_tvds(codes_o, codes_s, schema.sizes, 2) if len(schema.columns) > 1 else np.zeros(0)

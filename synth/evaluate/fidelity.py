@@ -1,6 +1,6 @@
-"""Fidelity metrics on encoded tables: total-variation distance of k-way marginals, KS statistics.
+"""Fidelity metrics: total-variation distance of k-way marginals, Kolmogorov–Smirnov statistics.
 
-Inputs are code matrices of the original and the synthetic table under one schema. These metrics
+Marginal inputs are code matrices of the original and the synthetic table under one schema. These metrics
 read the original data: their results are NOT differentially private and are for the data owner.
 """
 
@@ -32,3 +32,11 @@ def kway_tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
         marginal_tvd(original, synthetic, sizes, positions)
         for positions in itertools.combinations(range(len(sizes)), k)
     ])
+
+
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sample Kolmogorov–Smirnov statistic: the largest gap between the empirical CDFs."""
+    a, b = np.sort(a), np.sort(b)
+    points = np.concatenate([a, b])
+    gap = np.searchsorted(a, points, side="right") / a.size - np.searchsorted(b, points, side="right") / b.size
+    return float(np.abs(gap).max())

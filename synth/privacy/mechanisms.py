@@ -16,12 +16,13 @@ from importlib.metadata import version
 from typing import Any, Protocol
 
 import numpy as np
-import opendp.prelude as dp
+from opendp import domains, measurements, measures, metrics
+from opendp.mod import enable_features
 
 from synth.errors import BudgetError, DataError
 from synth.privacy.accounting import check_randomized_response
 
-dp.enable_features("contrib")
+enable_features("contrib")  # OpenDP's prelude is not imported: it pulls in scikit-learn (1.5 s)
 
 
 class NoiseSource(Protocol):
@@ -133,11 +134,11 @@ class SecureNoise:
         array = _integer_array(counts)
         if array.size == 0:
             return array
-        domain = dp.vector_domain(dp.atom_domain(T="i64"))
+        domain = domains.vector_domain(domains.atom_domain(T="i64"))
         if gaussian:
-            measurement = dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale)
+            measurement = measurements.make_gaussian(domain, metrics.l2_distance(T="i64"), scale)
         else:
-            measurement = dp.m.make_laplace(domain, dp.l1_distance(T="i64"), scale)
+            measurement = measurements.make_laplace(domain, metrics.l1_distance(T="i64"), scale)
         return np.asarray(measurement(array.ravel().tolist()), dtype=np.int64).reshape(array.shape)
 
     @staticmethod
@@ -145,11 +146,11 @@ class SecureNoise:
         array = _float_array(values)
         if array.size == 0:
             return array
-        domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+        domain = domains.vector_domain(domains.atom_domain(T=float, nan=False))
         if gaussian:
-            measurement = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale)
+            measurement = measurements.make_gaussian(domain, metrics.l2_distance(T=float), scale)
         else:
-            measurement = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale)
+            measurement = measurements.make_laplace(domain, metrics.l1_distance(T=float), scale)
         return np.asarray(measurement(array.ravel().tolist()), dtype=np.float64).reshape(array.shape)
 
     def discrete_laplace(self, counts: np.ndarray, scale: float) -> np.ndarray:
@@ -169,10 +170,10 @@ class SecureNoise:
         only the sampler is used here, the cost is charged by the caller)."""
         scale = _check_scale("scale", scale)
         array = _scores_array(scores)
-        measurement = dp.m.make_noisy_max(
-            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-            dp.linf_distance(T=float),
-            dp.zero_concentrated_divergence(),
+        measurement = measurements.make_noisy_max(
+            domains.vector_domain(domains.atom_domain(T=float, nan=False)),
+            metrics.linf_distance(T=float),
+            measures.zero_concentrated_divergence(),
             scale,
         )
         return int(measurement(array.tolist()))
@@ -182,7 +183,7 @@ class SecureNoise:
         codes = _codes_array(values, k)
         if codes.size == 0:
             return codes
-        measurement = dp.m.make_randomized_response(list(range(k)), p_true, T="i64")
+        measurement = measurements.make_randomized_response(list(range(k)), p_true, T="i64")
         flat = [measurement(code) for code in codes.ravel().tolist()]
         return np.asarray(flat, dtype=np.int64).reshape(codes.shape)
 
