@@ -65,15 +65,16 @@ def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
 
 
 def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | None = None,
-             delta: float | None = None, engine: str | None = None, seed: int | None = None,
-             progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> Description:
+             delta: float | None = None, engine: str | None = None, rows: int | None = None,
+             seed: int | None = None, progress: Progress = SILENT,
+             report_to: TextIO | None = sys.stderr) -> Description:
     """Measure a private table under DP and return the release (a Description).
 
     Values clipped or mapped to "other" are counted and the counts written to ``report_to`` (the
     data owner's console); they are exact statistics of the private data and never part of the
-    release.
+    release. ``rows`` is recorded as the number of rows to generate by default.
     """
-    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
+    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
     result = _describe(load_data(data, resolved), resolved, progress)
     if report_to is not None:
         for line in result.notes:
@@ -96,10 +97,10 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         names.insert(1, "synthetic.parquet")
     for name in names:
         check_writable(out / name, force)  # refuse before spending any budget
-    description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed,
-                           progress=progress, report_to=report_to)
+    description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows,
+                           seed=seed, progress=progress, report_to=report_to)
     progress.message("sampling synthetic rows")
-    synthetic = generate(description, rows=rows, seed=seed)
+    synthetic = generate(description, seed=seed)
     with staged_release(out, names, force) as stage:
         save_description(description, stage / "description.json")
         outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]

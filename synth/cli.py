@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("describe", help="measure a private table under DP and write the Description (JSON)")
     p.add_argument("data", type=Path, help="CSV or Parquet file")
     p.add_argument("-o", "--out", type=Path, required=True, help="Description to write (JSON)")
+    p.add_argument("--rows", type=positive_int, help="rows `synth generate` makes by default (recorded in the Description)")
     _add_budget(p)
     _add_common(p)
 
@@ -153,7 +154,7 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
     check_writable(args.out, args.force)
     description = api.describe(args.data, args.profile, epsilon=args.epsilon, delta=args.delta,
-                               engine=args.engine, seed=args.seed, progress=progress,
+                               engine=args.engine, rows=args.rows, seed=args.seed, progress=progress,
                                report_to=None if args.quiet else sys.stderr)
     save_description(description, args.out, force=args.force)
     if not args.quiet:
