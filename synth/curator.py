@@ -11,7 +11,7 @@ discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approxim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,17 +19,19 @@ import numpy as np
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.neighbours import Neighbouring
+from synth.model.domain import Domain
 from synth.privacy import (
     Accountant,
     Cost,
     NoiseSource,
     Notion,
+    exponential_cost,
+    exponential_scale,
     gaussian_cost,
     gaussian_sigma,
     laplace_cost,
     laplace_scale,
 )
-from synth.schema import Schema
 
 
 @dataclass(frozen=True)
@@ -87,14 +89,22 @@ class CountRelease:
 
 
 class Curator:
-    """Holds encoded private rows; every public method is a charged DP mechanism."""
+    """Holds encoded private rows; every public method is a charged DP mechanism.
 
-    def __init__(self, codes: np.ndarray, schema: Schema, counts: CountRelease) -> None:
-        if codes.ndim != 2 or codes.shape[1] != len(schema.columns):
-            raise ValueError("codes must be a (rows, columns) matrix matching the schema")
+    ``domain`` names the columns of ``codes`` and their numbers of codes. ``compressed`` gives a
+    view whose codes are merged by public maps (the same rows, the same accountant).
+    """
+
+    ANSWER_CACHE_CELLS = 50_000_000  # exact marginals kept for repeated scoring (4 bytes a cell)
+
+    def __init__(self, codes: np.ndarray, domain: Domain, counts: CountRelease) -> None:
+        if codes.ndim != 2 or codes.shape[1] != len(domain.names):
+            raise ValueError("codes must be a (rows, columns) matrix matching the domain")
         self._codes = codes
         self._counts = counts
-        self.schema = schema
+        self._answers: dict[tuple[str, ...], np.ndarray] = {}
+        self._cached_cells = 0
+        self.domain = domain
 
     @property
     def accountant(self) -> Accountant:
@@ -113,21 +123,82 @@ class Curator:
         left = self.accountant.remaining()
         return left.rho if self.budget_unit == "rho" else left.epsilon
 
-    def measure_marginal(self, attrs: Sequence[str], budget: float) -> Measurement:
-        """The noisy histogram of the columns ``attrs``, spending ``budget``."""
+    def compressed(self, maps: Mapping[str, np.ndarray]) -> "Curator":
+        """A curator over the same rows with the codes of some columns merged by public ``maps``.
+
+        ``maps[name][old_code]`` is the new code; new codes must be 0..k-1. The view shares the
+        accountant: what it spends is spent.
+        """
+        codes = self._codes.copy()
+        sizes = list(self.domain.sizes)
+        for name, mapping in maps.items():
+            j = self.domain.names.index(name)
+            mapping = np.asarray(mapping, dtype=np.int64)
+            if mapping.shape != (sizes[j],) or mapping.min() < 0:
+                raise EngineError(f"the compression map of {name!r} must give a code for each of its codes")
+            codes[:, j] = mapping[codes[:, j]]
+            sizes[j] = int(mapping.max()) + 1
+        return Curator(codes, Domain(self.domain.names, tuple(sizes)), self._counts)
+
+    def _check(self, attrs: Sequence[str]) -> tuple[str, ...]:
         attrs = tuple(attrs)
-        missing = [a for a in attrs if a not in self.schema.names]
+        missing = [a for a in attrs if a not in self.domain.names]
         if missing or len(set(attrs)) != len(attrs) or not attrs:
             raise EngineError(
-                f"cannot measure the marginal {list(attrs)}: columns must be distinct names of the "
-                f"domain ({list(self.schema.names)})."
+                f"cannot use the marginal {list(attrs)}: columns must be distinct names of the "
+                f"domain ({list(self.domain.names)})."
             )
-        positions = [self.schema.names.index(a) for a in attrs]
-        sizes = [self.schema.sizes[i] for i in positions]
+        return attrs
+
+    def _exact(self, attrs: tuple[str, ...]) -> np.ndarray:
+        """The exact histogram over ``attrs`` (private: never returned to a caller)."""
+        cached = self._answers.get(attrs)
+        if cached is not None:
+            return cached
+        positions = [self.domain.names.index(a) for a in attrs]
+        sizes = [self.domain.sizes[i] for i in positions]
         flat = np.ravel_multi_index(tuple(self._codes[:, i] for i in positions), sizes)
-        exact = np.bincount(flat, minlength=int(np.prod(sizes)))
-        released = self._counts.release(exact, budget, query=f"marginal({', '.join(attrs)})")
+        exact = np.bincount(flat, minlength=int(np.prod(sizes))).astype(np.int32 if len(flat) < 2**31 else np.int64)
+        if self._cached_cells + exact.size <= self.ANSWER_CACHE_CELLS:
+            self._answers[attrs] = exact
+            self._cached_cells += exact.size
+        return exact
+
+    def measure_marginal(self, attrs: Sequence[str], budget: float) -> Measurement:
+        """The noisy histogram of the columns ``attrs``, spending ``budget``."""
+        attrs = self._check(attrs)
+        released = self._counts.release(self._exact(attrs), budget, query=f"marginal({', '.join(attrs)})")
         return Measurement(attrs, released.values.astype(float), released.mechanism, released.noise_scale)
+
+    def select_marginal(self, candidates: Sequence[Sequence[str]], estimates: Sequence[np.ndarray],
+                        budget: float, weights: Sequence[float] | None = None,
+                        penalties: Sequence[float] | None = None) -> int:
+        """Index of the candidate marginal an estimate gets most wrong, chosen under DP.
+
+        The score of candidate r is ``weights[r] * (‖x_r − estimates[r]‖₁ − penalties[r])`` where
+        x_r is the exact marginal; one row changes ‖x_r − ·‖₁ by at most the histogram L1
+        sensitivity, so the scores' sensitivity is that times max |weight|. The choice is made by
+        the exponential mechanism (Gumbel report-noisy-max), charged first.
+        """
+        candidates = [self._check(c) for c in candidates]
+        if not candidates or len(estimates) != len(candidates):
+            raise EngineError("select_marginal needs one estimate for each of at least one candidate")
+        w = np.ones(len(candidates)) if weights is None else np.asarray(weights, dtype=float)
+        b = np.zeros(len(candidates)) if penalties is None else np.asarray(penalties, dtype=float)
+        scores = np.array([
+            w[r] * (np.abs(self._exact(c) - np.ravel(estimates[r])).sum() - b[r])
+            for r, c in enumerate(candidates)
+        ])
+        sensitivity = float(np.max(np.abs(w))) * self.neighbouring.histogram_l1
+        notion = self.accountant.notion
+        if notion == Notion.ZCDP:
+            scale = exponential_scale(sensitivity, rho=budget)
+        else:
+            scale = exponential_scale(sensitivity, epsilon=budget)
+        self.accountant.charge(exponential_cost(sensitivity, scale, notion=notion),
+                               mechanism="exponential", sensitivity=sensitivity, noise_scale=scale,
+                               query=f"select the worst-estimated of {len(candidates)} marginals")
+        return int(self._counts.noise.noisy_max(scores, scale))
 
     def noisy_count(self, budget: float) -> Measurement:
         """The noisy number of rows (the empty marginal), spending ``budget``.

@@ -18,6 +18,7 @@ from synth.description import Description
 from synth.discovery import discover_columns, needs_delta
 from synth.engines import make_engine
 from synth.errors import DataError, ProfileError
+from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
@@ -111,7 +112,7 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
     else:
         schema = profile.schema
     codes, report = schema.encode(df)
-    curator = Curator(codes, schema, counts)
+    curator = Curator(codes, Domain(schema.names, schema.sizes), counts)
     result = engine.describe(curator, progress)
     description = Description(
         schema=schema,
@@ -125,5 +126,6 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
         ledger=accountant.ledger,
         noise=noise.description(),
         rows=profile.rows,
+        compression=result.compression,
     )
     return DescribeResult(description, report, tuple(notes))

@@ -1,6 +1,7 @@
 """The Description: the differentially private release, as a JSON file that can be shared.
 
-It holds the public domain (schema), the noisy measurements with their noise scales, the engine
+It holds the public domain (schema), any compression of it decided from noisy counts, the noisy
+measurements with their noise scales, the engine
 and its options, the noise sampler used (and whether it was seeded), the neighbouring relation,
 the privacy budget, what was spent and the full ledger, and where each column's domain came
 from. Everything derived from it is post-processing. It must never hold a statistic of the
@@ -26,6 +27,8 @@ from synth import __version__
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
 from synth.measurement import Measurement
+from synth.model.compression import compressed_sizes
+from synth.model.domain import Domain
 from synth.privacy import LedgerEntry
 from synth.schema import DomainSource, Schema
 
@@ -47,6 +50,7 @@ class Description:
     ledger: tuple[LedgerEntry, ...]
     noise: dict[str, Any]
     rows: int | None = None
+    compression: dict[str, np.ndarray] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
@@ -59,6 +63,11 @@ class Description:
     def end_to_end_dp(self) -> bool:
         """False when any domain was read from the data without noise (allowed only on request)."""
         return all(c.source != DomainSource.DATA_DERIVED for c in self.schema.columns)
+
+    @property
+    def model_domain(self) -> Domain:
+        """Columns and their numbers of codes as measured: after compression, where there was any."""
+        return Domain(self.schema.names, compressed_sizes(self.schema.names, self.schema.sizes, self.compression))
 
     @property
     def seeded(self) -> bool:
@@ -90,6 +99,7 @@ class Description:
             },
             "noise": dict(self.noise),
             "rows": self.rows,
+            "compression": {name: mapping.tolist() for name, mapping in self.compression.items()},
             "measurements": [m.to_dict() for m in self.measurements],
         }
 
@@ -125,6 +135,8 @@ class Description:
                 ledger=ledger,
                 noise=dict(data["noise"]),
                 rows=None if data.get("rows") is None else int(data["rows"]),
+                compression={str(k): np.asarray(v, dtype=np.int64)
+                             for k, v in (data.get("compression") or {}).items()},
                 software=dict(data["software"]),
                 created=str(data["created"]),
             )
@@ -141,8 +153,18 @@ class Description:
         return description
 
     def validate(self, stated_totals: dict[str, float] | None = None) -> None:
-        """Check measurements against the domain and the stated totals against the ledger."""
-        sizes = dict(zip(self.schema.names, self.schema.sizes))
+        """Check compression maps and measurements against the domain, and the stated totals
+        against the ledger."""
+        schema_sizes = dict(zip(self.schema.names, self.schema.sizes))
+        for name, mapping in self.compression.items():
+            valid = (name in schema_sizes and mapping.shape == (schema_sizes[name],)
+                     and np.array_equal(np.unique(mapping), np.arange(mapping.max() + 1)))
+            if not valid:
+                raise DescriptionError(
+                    f"the compression map of column {name!r} does not fit its domain (one code per "
+                    "original code, codes 0..k-1 all used); the file is inconsistent."
+                )
+        sizes = dict(zip(self.model_domain.names, self.model_domain.sizes))
         for m in self.measurements:
             unknown = [a for a in m.attrs if a not in sizes]
             if unknown:

@@ -7,14 +7,60 @@ deterministic rounding, which invents correlations) and decoded to values of eac
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
 import numpy as np
 import pandas as pd
 
 from synth.description import Description
 from synth.errors import SynthError
-from synth.model import fit_model
+from synth.model.compression import expand_codes, expand_marginal
+from synth.model.fitting import fit_graphical_model
+from synth.model.independent import fit_product_model
 
 MAX_ROWS = 100_000_000
+
+
+class Model(Protocol):
+    total: float
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ExpandedModel:
+    """A model fitted on compressed codes, seen on the original codes of every column."""
+
+    model: Model
+    names: tuple[str, ...]
+    compression: Mapping[str, np.ndarray]
+
+    @property
+    def total(self) -> float:
+        return self.model.total
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        return expand_marginal(self.model.marginal(attrs), attrs, self.compression)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng)
+
+
+def fit_model(description: Description) -> Model:
+    """The model that best explains the Description's measurements, on the original codes.
+
+    Only 1-way measurements: independent columns (exact least-squares fit). Otherwise: the
+    graphical model over the measured marginals.
+    """
+    measurements = description.measurements
+    if all(len(m.attrs) <= 1 for m in measurements) and not description.compression:
+        return fit_product_model(description.schema, measurements)
+    model = fit_graphical_model(description.model_domain, measurements)
+    return ExpandedModel(model, description.schema.names, description.compression)
 
 
 def generate(description: Description, rows: int | None = None, seed: int | None = None) -> pd.DataFrame:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from synth.description import Description
 from synth.manifest import guarantee_statement
-from synth.model import fit_model
+from synth.generate import fit_model
 
 BAR_WIDTH = 30
 MAX_VALUES_SHOWN = 12

@@ -2,7 +2,9 @@
 
 A ``Measurement`` is the noisy count vector of one marginal (the cells of the listed columns, in
 C order over their code sizes), the mechanism that produced it and its noise scale. The empty
-marginal ``()`` is the noisy row count. Measurements are public (they went through a DP
+marginal ``()`` is the noisy row count. Optional per-cell ``weights`` say the values measure
+``weights * marginal`` (each with the same noise std): this is how a marginal re-expressed by
+post-processing, e.g. with several noisy cells summed into one, keeps an honest noise level. Measurements are public (they went through a DP
 mechanism); this module never sees private rows.
 """
 
@@ -33,8 +35,15 @@ class Measurement:
     values: np.ndarray
     mechanism: str
     noise_scale: float
+    weights: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if self.weights is not None and (np.shape(self.weights) != np.shape(self.values)
+                                         or not np.all(np.asarray(self.weights) > 0)):
+            raise DescriptionError(
+                f"measurement of {self.attrs} has weights that do not match its values (one positive "
+                "weight per value is needed). The Description is corrupt."
+            )
         if self.mechanism not in MECHANISM_STD:
             raise DescriptionError(
                 f"measurement of {self.attrs} names an unknown mechanism {self.mechanism!r}; "
@@ -52,12 +61,15 @@ class Measurement:
         return float(MECHANISM_STD[self.mechanism](self.noise_scale))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "attrs": list(self.attrs),
             "mechanism": self.mechanism,
             "noise_scale": self.noise_scale,
             "values": [int(v) if float(v).is_integer() else float(v) for v in self.values.tolist()],
         }
+        if self.weights is not None:
+            data["weights"] = self.weights.tolist()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Measurement":
@@ -68,6 +80,7 @@ class Measurement:
                 values=values,
                 mechanism=str(data["mechanism"]),
                 noise_scale=float(data["noise_scale"]),
+                weights=None if data.get("weights") is None else np.asarray(data["weights"], dtype=float),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise DescriptionError(

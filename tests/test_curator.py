@@ -7,6 +7,7 @@ import pytest
 
 from synth.curator import CountRelease, Curator
 from synth.errors import BudgetExhaustedError, EngineError
+from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.schema import Column, DomainSource, Kind, Schema
@@ -28,7 +29,8 @@ def _curator(epsilon=10.0, delta=1e-6, relation="add-remove", noise=None, codes=
     schema = _schema()
     accountant = Accountant(Budget(epsilon, delta))
     release = CountRelease(accountant, noise or SeededNoise(3), Neighbouring(relation))
-    return Curator(_codes(schema) if codes is None else codes, schema, release), schema
+    domain = Domain(schema.names, schema.sizes)
+    return Curator(_codes(schema) if codes is None else codes, domain, release), schema
 
 
 def _exact(codes, sizes):
@@ -107,3 +109,37 @@ def test_bad_marginal_requests_are_refused_before_charging():
         with pytest.raises(EngineError):
             curator.measure_marginal(attrs, 0.1)
     assert curator.accountant.ledger == ()
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "replace"])
+def test_selection_follows_the_exponential_mechanism(relation):
+    codes = _codes(_schema(), n=400)
+    curator, schema = _curator(epsilon=1e6, relation=relation, codes=codes)
+    candidates = [("c0",), ("c1",), ("c0", "c1")]
+    exact = [np.bincount(codes[:, 0], minlength=48), np.bincount(codes[:, 1], minlength=40),
+             _exact(codes, schema.sizes)]
+    # estimates off by known L1 amounts: 30, 10 and 0 rows
+    estimates = [exact[0] + np.eye(48)[0] * 30, exact[1] - np.eye(40)[3] * 10, exact[2]]
+    weights, rho = [1.0, 2.0, 1.0], 0.5
+    sensitivity = 2.0 * (1.0 if relation == "add-remove" else 2.0)
+    scale = 2 * sensitivity / np.sqrt(8 * rho)  # Gumbel scale for bounded-range rho = eps^2 / 8
+    scores = np.array([30.0, 20.0, 0.0])
+    expected = np.exp(scores / scale) / np.exp(scores / scale).sum()
+    picks = np.bincount([curator.select_marginal(candidates, estimates, rho, weights=weights)
+                         for _ in range(3000)], minlength=3)
+    assert picks / 3000 == pytest.approx(expected, abs=0.03)
+    entry = curator.accountant.ledger[-1]
+    assert entry.mechanism == "exponential" and entry.sensitivity == sensitivity
+    assert entry.cost.rho == pytest.approx(rho, rel=1e-9) and entry.cost.rho <= rho
+
+
+def test_compressed_view_merges_codes_and_shares_the_budget():
+    codes = _codes(_schema(), n=1000)
+    curator, _ = _curator(codes=codes)
+    mapping = np.minimum(np.arange(48), 5)  # codes 5..47 become one code
+    view = curator.compressed({"c0": mapping})
+    assert view.domain.sizes == (6, 40)
+    m = view.measure_marginal(("c0",), curator.remaining())  # sigma about 0.5
+    expected = np.bincount(mapping[codes[:, 0]], minlength=6)
+    assert np.abs(m.values - expected).max() <= 3
+    assert len(curator.accountant.ledger) == 1  # charged to the shared accountant

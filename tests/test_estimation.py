@@ -84,3 +84,9 @@ def test_product_model_samples_independent_columns():
     codes = model.sample(100_000, np.random.default_rng(2))
     table = np.histogram2d(codes[:, 0], codes[:, 1], bins=[2, 2])[0] / len(codes)
     np.testing.assert_allclose(table, 0.25, atol=0.006)
+
+
+def test_total_of_a_weighted_measurement_undoes_the_weights():
+    weighted = Measurement(("a",), np.array([50.0, 30.0, 20.0 / np.sqrt(4)]), "discrete_gaussian", 1.0,
+                           np.array([1.0, 1.0, 0.5]))
+    assert estimate_total([weighted]) == pytest.approx(100.0)

@@ -6,10 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from synth.engines.base import Engine, EngineResult
+from synth.engines.aim import AIMEngine
 from synth.engines.independent import IndependentEngine
+from synth.engines.mst import MSTEngine
 from synth.errors import EngineError
 
-ENGINES: dict[str, type] = {IndependentEngine.name: IndependentEngine}
+ENGINES: dict[str, type] = {engine.name: engine for engine in (IndependentEngine, MSTEngine, AIMEngine)}
 
 
 def make_engine(name: str, options: Mapping[str, Any] | None = None) -> Engine:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+import numpy as np
+
 from synth.curator import Curator
 from synth.errors import EngineError
 from synth.measurement import Measurement
@@ -19,10 +21,12 @@ from synth.progress import Progress
 
 @dataclass(frozen=True)
 class EngineResult:
-    """The measurements an engine made and its public, engine-specific output."""
+    """The measurements an engine made, its public engine-specific output, and the compression
+    maps (column → new code of each original code) of columns measured on a compressed domain."""
 
     measurements: tuple[Measurement, ...]
     output: dict[str, Any] = field(default_factory=dict)
+    compression: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class Engine(Protocol):

@@ -29,7 +29,7 @@ class IndependentEngine:
         return {}
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
-        names = curator.schema.names
+        names = curator.domain.names
         measure_count = not curator.neighbouring.count_is_public
         parts = split_budget(curator.remaining(), [1.0] * (len(names) + int(measure_count)))
         measurements = [

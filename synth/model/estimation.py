@@ -3,7 +3,8 @@
 Only public inputs (measurements from a Description) come here. The total is estimated from all
 measurements together, never taken from the data: each marginal's sum is an unbiased estimate of
 the row count with variance (cells × noise variance), and the noisy count's own variance is its
-noise variance; they are combined by inverse-variance weighting.
+noise variance; they are combined by inverse-variance weighting. A measurement with per-cell
+weights measures ``weights * counts``, so its values are divided by the weights first.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ def estimate_total(measurements: Iterable[Measurement]) -> float:
     """Inverse-variance weighted estimate of the number of rows (at least 1)."""
     weights, estimates = [], []
     for m in measurements:
-        variance = max(m.values.size, 1) * m.std**2
+        cell_scale = np.ones(m.values.size) if m.weights is None else 1.0 / m.weights
+        variance = float(np.sum(cell_scale**2)) * m.std**2  # cells re-expressed by weights count in full
         weights.append(1.0 / variance)
-        estimates.append(float(m.values.sum()))
+        estimates.append(float(np.sum(m.values * cell_scale)))
     if not weights:
         raise ValueError("no measurements to estimate the total from")
     total = float(np.dot(weights, estimates) / np.sum(weights))

@@ -1,0 +1,139 @@
+"""Engine ``aim``: adaptive, workload-aware marginal selection (McKenna et al., VLDB 2022).
+
+Under zCDP, AIM first measures every 1-way marginal of the workload's columns, fits a graphical
+model, then repeats rounds until the budget is spent. Each round
+
+1. keeps the candidates (every marginal inside a workload marginal) whose addition keeps the
+   model within a size cap that grows with the share of budget spent (``max_model_size`` MB at
+   the end), or that the model already covers;
+2. picks one with the exponential mechanism, scoring candidate r by
+   ``w_r * (‖x_r − model_r‖₁ − sqrt(2/π) σ n_r)``: its L1 error minus the error that measuring
+   it would leave (n_r cells, noise σ), weighted by its overlap with the workload;
+3. measures it with the Gaussian mechanism and refits the model (warm start);
+4. anneals: when the refit moved that marginal by less than the expected noise, the next
+   rounds get four times the ρ each (σ halves, ε doubles).
+
+A round's budget is ρ/T at first (T rounds; 90 % measurement, 10 % selection); the last round
+takes exactly what is left. The fitted model is only used to choose; the Description holds the
+measurements, and generation refits them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from synth.curator import Curator
+from synth.engines.base import EngineResult, reject_unknown_options
+from synth.engines.mst import require_zcdp
+from synth.errors import EngineError
+from synth.measurement import Measurement
+from synth.model.fitting import fit_graphical_model
+from synth.model.junction_tree import model_size_mb
+from synth.privacy import split_budget
+from synth.progress import Progress
+
+DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_model_size": 80.0, "rounds": None, "iterations": 100}
+MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
+
+
+def resolve_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
+    """The workload marginals: "2-way", "3-way" (all of that order) or a list of column lists."""
+    if isinstance(spec, str):
+        orders = {"1-way": 1, "2-way": 2, "3-way": 3}
+        if spec not in orders:
+            raise EngineError(f"workload {spec!r} is not known; use \"2-way\", \"3-way\" or a list of column lists.")
+        return list(itertools.combinations(names, min(orders[spec], len(names))))
+    if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
+        raise EngineError("workload must be \"2-way\", \"3-way\" or a non-empty list of non-empty column lists.")
+    workload = []
+    for query in spec:
+        unknown = [c for c in query if c not in names]
+        if unknown or len(set(query)) != len(query):
+            raise EngineError(f"workload marginal {query} names unknown or repeated columns {unknown}; "
+                              f"the columns are {list(names)}.")
+        workload.append(tuple(sorted(query, key=names.index)))
+    return workload
+
+
+def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
+    """Every marginal inside a workload marginal, weighted by its total overlap with the workload."""
+    closure = {sub for query in workload for k in range(1, len(query) + 1)
+               for sub in itertools.combinations(query, k)}
+    return {c: float(sum(len(set(c) & set(q)) for q in workload)) for c in sorted(closure, key=lambda c: (len(c), c))}
+
+
+class AIMEngine:
+    """Workload-adaptive marginal selection with budget annealing and a model-size cap."""
+
+    name: ClassVar[str] = "aim"
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        reject_unknown_options(self.name, options, set(DEFAULTS))
+        self._options = {**DEFAULTS, **options}
+        size = self._options["max_model_size"]
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
+            raise EngineError(f"max_model_size must be a positive number of megabytes; got {size!r}.")
+        for key in ("rounds", "iterations"):
+            value = self._options[key]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise EngineError(f"{key} must be a whole number of at least 1; got {value!r}.")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self._options)
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        require_zcdp(self.name, curator)
+        domain = curator.domain
+        workload = resolve_workload(self._options["workload"], domain.names)
+        candidates = candidate_weights(workload)
+        columns = [c for c in candidates if len(c) == 1]
+        rounds = self._options["rounds"] or 16 * len(domain.names)
+        rho_total = curator.remaining()
+        rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
+        l2 = curator.neighbouring.histogram_l2
+        measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
+        iterations = self._options["iterations"]
+        model = fit_graphical_model(domain, measurements, iterations=iterations)
+        selected: list[list[str]] = []
+        cap = self._options["max_model_size"]
+        last = False
+        progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds")
+        while not last:
+            remaining = curator.remaining()
+            if remaining < 2 * (rho_measure + rho_select):
+                rho_measure, rho_select = split_budget(remaining, [MEASURE_SHARE, 1 - MEASURE_SHARE])
+                last = True
+            spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
+            cliques = [m.attrs for m in measurements]
+            allowed = [c for c in candidates
+                       if _covered(c, model) or model_size_mb(domain, cliques + [c]) <= cap * spent_share]
+            sigma = l2 / math.sqrt(2 * rho_measure)
+            penalty = math.sqrt(2 / math.pi) * sigma
+            before = [model.marginal(c) for c in allowed]
+            choice = curator.select_marginal(
+                allowed, before, rho_select,
+                weights=[candidates[c] for c in allowed],
+                penalties=[penalty * domain.size(c) for c in allowed],
+            )
+            chosen = allowed[choice]
+            measurements.append(curator.measure_marginal(chosen, rho_measure))
+            selected.append(list(chosen))
+            model = fit_graphical_model(domain, measurements, iterations=iterations, warm_start=model)
+            moved = float(np.abs(model.marginal(chosen) - before[choice]).sum())
+            progress.message(f"aim round {len(selected)}: measured {list(chosen)} "
+                             f"({curator.remaining() / rho_total:.0%} of the budget left)")
+            if not last and moved <= penalty * domain.size(chosen):
+                rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
+        output = {"workload": [list(q) for q in workload], "selected": selected, "rounds": len(selected)}
+        return EngineResult(tuple(measurements), output)
+
+
+def _covered(clique: tuple[str, ...], model: Any) -> bool:
+    """Whether the model's junction tree already holds ``clique`` inside one of its cliques."""
+    return any(set(clique) <= set(c) for c in model.cliques)

@@ -1,0 +1,264 @@
+"""A graphical model on a junction tree: exact marginals by belief propagation, i.i.d. sampling.
+
+The model is ``P(x) ∝ exp(Σ_C θ_C(x_C))`` over the maximal cliques C of a junction tree, scaled
+to ``total`` rows. Sum-product belief propagation (one pass up the tree in log space, one pass
+down in probability space, a single ``exp`` per clique cell) gives every clique's marginal; a
+marginal inside a clique is a sum of that clique's table, and any other marginal is obtained by
+variable elimination over the smallest subtree that covers its attributes, using the calibrated
+clique marginals (a connected subtree of a junction tree factorises as
+``Π μ_C / Π μ_separator``). Sampling draws exact i.i.d. rows clique by clique along the tree.
+
+The model is post-processing: it is built from noisy measurements (by ``fitting``) and never
+sees private rows. It never builds the full joint table and never samples by rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.model.domain import Domain
+from synth.model.factor import Factor
+from synth.model.junction_tree import JunctionTree
+
+MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
+
+
+@dataclass(frozen=True)
+class FitSummary:
+    """How a fitted model's potentials were obtained: final loss, iterations run, whether it converged."""
+
+    loss: float
+    iterations: int
+    converged: bool
+
+
+def _summed_axes(clique: Sequence[str], keep: Sequence[str]) -> tuple[int, ...]:
+    """Axes of a clique's table that are not in ``keep``."""
+    return tuple(i for i, a in enumerate(clique) if a not in keep)
+
+
+def _broadcast_shape(domain: Domain, clique: Sequence[str], sub: Sequence[str]) -> tuple[int, ...]:
+    """Shape of a table over ``sub`` (a subset, domain order) laid out along ``clique``'s axes."""
+    return tuple(domain.size([a]) if a in sub else 1 for a in clique)
+
+
+def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
+    """Every clique's marginal (non-negative, summing to ``total``) by sum-product belief propagation.
+
+    Upward, each clique's log-belief (its potential plus its children's messages) is shifted by
+    its maximum within each separator configuration and exponentiated in place; the sums over
+    the non-separator cells give the message to the parent. Downward, a child's marginal is that
+    exponentiated table divided by those sums (its conditional given the separator) times the
+    parent's separator marginal. No logarithm of a possibly-zero number is ever taken.
+    """
+    domain, cliques = tree.domain, tree.cliques
+    tables = [np.array(theta, dtype=float) for theta in log_potentials]
+    separator_sums: dict[int, np.ndarray] = {}
+    for parent, child, separator in reversed(tree.edges):
+        table = tables[child]
+        axes = _summed_axes(cliques[child], separator)
+        peak = table.max(axis=axes, keepdims=True)
+        table -= peak
+        np.exp(table, out=table)
+        sums = table.sum(axis=axes, keepdims=True)
+        separator_sums[child] = sums
+        message = np.log(sums) + peak
+        tables[parent] += message.reshape(_broadcast_shape(domain, cliques[parent], separator))
+    root = tables[0]
+    root -= root.max()
+    np.exp(root, out=root)
+    root *= total / root.sum()
+    for parent, child, separator in tree.edges:
+        parent_separator = tables[parent].sum(axis=_summed_axes(cliques[parent], separator))
+        sums = separator_sums[child]
+        tables[child] *= parent_separator.reshape(sums.shape) / sums
+    return tables
+
+
+def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
+    """Sum over everything but ``out`` of the product of ``factors`` (axes of the result: ``out``)."""
+    labels = {a: i for i, a in enumerate(dict.fromkeys([a for attrs, _ in factors for a in attrs] + list(out)))}
+    operands: list = []
+    for attrs, table in factors:
+        operands += [table, [labels[a] for a in attrs]]
+    return np.einsum(*operands, [labels[a] for a in out], optimize=True)
+
+
+def _neighbourhood(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
+    """Attributes sharing a factor with ``attr`` (the scope of the table eliminating it creates)."""
+    return {a for names, _ in factors if attr in names for a in names} - {attr}
+
+
+class GraphicalModel:
+    """A fitted Markov random field over ``domain`` on ``junction_tree``, scaled to ``total`` rows.
+
+    ``potentials`` maps attribute tuples to log-potential factors; each must lie inside one of
+    the tree's maximal cliques (a clique without a potential is constant). ``marginal`` and
+    ``clique_marginals`` return read-only arrays (copy them to modify).
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        junction_tree: JunctionTree,
+        potentials: Mapping[tuple[str, ...], Factor],
+        total: float,
+        fit: FitSummary | None = None,
+    ) -> None:
+        if junction_tree.domain != domain:
+            raise ValueError("the junction tree was built over another domain than the model's")
+        if not (np.isfinite(total) and total > 0):
+            raise ValueError(f"a model's total must be a positive number of rows; got {total}")
+        combined = [Factor.zeros(domain.project(c)) for c in junction_tree.cliques]
+        for attrs, factor in potentials.items():
+            if set(attrs) != set(factor.domain.names):
+                raise ValueError(f"the potential keyed {attrs} is a factor over {factor.domain.names}")
+            home = junction_tree.containing(attrs)
+            if home is None:
+                raise ValueError(f"the potential over {attrs} lies in no clique of the junction tree")
+            if not np.all(np.isfinite(factor.values)):
+                raise ValueError(f"the potential over {attrs} has non-finite log-values")
+            combined[home] = combined[home] + factor
+        self.domain = domain
+        self.junction_tree = junction_tree
+        self.potentials = dict(potentials)
+        self.total = float(total)
+        self.fit = fit
+        self._log_potentials = [f.values for f in combined]
+        self._clique_marginals: list[np.ndarray] | None = None
+        self._cache: dict[tuple[str, ...], np.ndarray] = {}
+
+    @property
+    def cliques(self) -> tuple[tuple[str, ...], ...]:
+        """The junction tree's maximal cliques (attributes in domain order)."""
+        return self.junction_tree.cliques
+
+    def _calibrated(self) -> list[np.ndarray]:
+        if self._clique_marginals is None:
+            tables = calibrate(self.junction_tree, self._log_potentials, self.total)
+            for table in tables:
+                table.flags.writeable = False
+            self._clique_marginals = tables
+        return self._clique_marginals
+
+    @property
+    def clique_marginals(self) -> dict[tuple[str, ...], np.ndarray]:
+        """Each maximal clique's marginal (counts summing to ``total``), axes in domain order."""
+        return dict(zip(self.cliques, self._calibrated()))
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        """The model's marginal over ``attrs`` (counts summing to ``total``), axes in the order given."""
+        attrs = tuple(attrs)
+        key = self.domain.canonical(attrs)
+        table = self._cache.get(key)
+        if table is None:
+            table = self._compute_marginal(key)
+            table.flags.writeable = False
+            self._remember(key, table)
+        return table.transpose([key.index(a) for a in attrs])
+
+    def _remember(self, key: tuple[str, ...], table: np.ndarray) -> None:
+        self._cache[key] = table
+        held = sum(t.nbytes for t in self._cache.values())
+        while held > MARGINAL_CACHE_BYTES and len(self._cache) > 1:
+            held -= self._cache.pop(next(iter(self._cache))).nbytes
+
+    def _compute_marginal(self, attrs: tuple[str, ...]) -> np.ndarray:
+        tables = self._calibrated()
+        if not attrs:
+            return np.array(self.total)
+        home = self.junction_tree.containing(attrs)
+        if home is not None:
+            return tables[home].sum(axis=_summed_axes(self.cliques[home], attrs))
+        return self._eliminate(attrs)
+
+    def _covering_subtree(self, attrs: tuple[str, ...]) -> set[int]:
+        """The smallest connected set of cliques covering ``attrs``: prune leaves that add none of them.
+
+        By running intersection, a leaf holding a wanted attribute outside its separator is the
+        only clique holding it; any other leaf can go.
+        """
+        wanted = set(attrs)
+        neighbours: dict[int, dict[int, tuple[str, ...]]] = {i: {} for i in range(len(self.cliques))}
+        for parent, child, separator in self.junction_tree.edges:
+            neighbours[parent][child] = separator
+            neighbours[child][parent] = separator
+        kept = set(neighbours)
+        leaves = [i for i in kept if len(neighbours[i]) == 1]
+        while leaves and len(kept) > 1:
+            leaf = leaves.pop()
+            if leaf not in kept:
+                continue
+            ((other, separator),) = ((j, s) for j, s in neighbours[leaf].items() if j in kept)
+            if wanted & set(self.cliques[leaf]) <= set(separator):
+                kept.discard(leaf)
+                if sum(j in kept for j in neighbours[other]) == 1:
+                    leaves.append(other)
+        return kept
+
+    def _eliminate(self, attrs: tuple[str, ...]) -> np.ndarray:
+        """Variable elimination over the covering subtree: its top clique's marginal times each
+        other clique's conditional given its separator with its parent."""
+        tables = self._calibrated()
+        subtree = self._covering_subtree(attrs)
+        factors: list[tuple[tuple[str, ...], np.ndarray]] = []
+        for parent, child, separator in self.junction_tree.edges:
+            if parent in subtree and child in subtree:
+                table = tables[child]
+                sums = table.sum(axis=_summed_axes(self.cliques[child], separator), keepdims=True)
+                conditional = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
+                factors.append((self.cliques[child], conditional))
+        children = {child for parent, child, _ in self.junction_tree.edges if parent in subtree}
+        (top,) = subtree - children
+        factors.append((self.cliques[top], tables[top]))
+        hidden = sorted({a for names, _ in factors for a in names} - set(attrs), key=self.domain.index)
+        while hidden:
+            attr = min(hidden, key=lambda a: self.domain.size(_neighbourhood(factors, a)))
+            involved = [f for f in factors if attr in f[0]]
+            kept = self.domain.canonical(_neighbourhood(involved, attr))
+            factors = [f for f in factors if attr not in f[0]] + [(kept, _contract(involved, kept))]
+            hidden.remove(attr)
+        return _contract(factors, attrs)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` i.i.d. rows of codes, shape (n, attributes), columns in domain order.
+
+        The root clique's cells are drawn from its marginal; then, clique by clique down the
+        tree, the rows are grouped by their separator configuration, each group's new attributes
+        are drawn at once from the clique's conditional (a multinomial count per cell) and the
+        drawn values are dealt to the group's rows in a uniformly random order.
+        """
+        if n < 0:
+            raise ValueError(f"cannot sample a negative number of rows ({n})")
+        codes = np.zeros((n, len(self.domain)), dtype=np.int64)
+        if n == 0:
+            return codes
+        tables = self._calibrated()
+        steps = [(0, ())] + [(child, separator) for _, child, separator in self.junction_tree.edges]
+        for clique_index, separator in steps:
+            clique = self.cliques[clique_index]
+            new = tuple(a for a in clique if a not in separator)
+            table = tables[clique_index].transpose([clique.index(a) for a in separator + new])
+            table = table.reshape(self.domain.size(separator), self.domain.size(new))
+            if separator:
+                columns = [codes[:, self.domain.index(a)] for a in separator]
+                configs = np.ravel_multi_index(columns, self.domain.shape(separator))
+            else:
+                configs = np.zeros(n, dtype=np.int64)
+            present, counts = np.unique(configs, return_counts=True)
+            rows = table[present]
+            mass = rows.sum(axis=1, keepdims=True)
+            uniform = np.full_like(rows, 1.0 / rows.shape[1])
+            probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
+            drawn = rng.multinomial(counts, probabilities)
+            values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), drawn.ravel())
+            order = np.lexsort((rng.random(n), configs))
+            flat = np.empty(n, dtype=np.int64)
+            flat[order] = values
+            for a, column in zip(new, np.unravel_index(flat, self.domain.shape(new))):
+                codes[:, self.domain.index(a)] = column
+        return codes
+

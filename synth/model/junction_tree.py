@@ -1,0 +1,127 @@
+"""Junction trees: the cliques of a graphical model arranged so that exact inference is cheap.
+
+From a domain and the attribute sets a model must represent jointly (its cliques), build the
+graph with an edge between any two attributes that share a clique, triangulate it by greedy
+elimination (fewest fill-in edges first, then the smallest resulting clique in cells), keep the
+maximal cliques of the triangulated graph and join them by a maximum-weight spanning tree, the
+weight of an edge being the number of attributes its two cliques share. For a chordal graph this
+tree has the running-intersection property, which is what belief propagation and sampling need.
+
+Only public structure comes here (attribute names, sizes, clique lists); this module never sees
+data or measurements, and ``model_size_mb`` never allocates a potential table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from synth.model.domain import Domain
+
+BYTES_PER_CELL = 8  # float64 potentials
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """Positions of the set bits of ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def _validated(domain: Domain, cliques: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+    out = []
+    for clique in cliques:
+        clique = tuple(clique)
+        unknown = [a for a in clique if a not in domain]
+        if unknown:
+            raise ValueError(f"clique {clique} names {unknown}, which are not in the domain {list(domain.names)}")
+        out.append(domain.canonical(clique))
+    return out
+
+
+def maximal_cliques(domain: Domain, cliques: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+    """Maximal cliques of a triangulation of the graph of ``cliques`` (attrs in domain order).
+
+    Every attribute of the domain is covered: one never named in a clique is a clique of its own.
+    Greedy elimination: at each step eliminate the attribute whose elimination adds the fewest
+    fill-in edges, ties broken by the number of cells of the clique it forms.
+    """
+    n = len(domain)
+    adjacency = [0] * n
+    for clique in _validated(domain, cliques):
+        mask = sum(1 << domain.index(a) for a in clique)
+        for i in _bits(mask):
+            adjacency[i] |= mask & ~(1 << i)
+    remaining = (1 << n) - 1
+    formed: list[int] = []
+    while remaining:
+        best_key, best = None, -1
+        for v in _bits(remaining):
+            neighbours = adjacency[v] & remaining
+            fill = sum((neighbours & ~adjacency[u] & ~(1 << u)).bit_count() for u in _bits(neighbours)) // 2
+            cells = math.prod(domain.sizes[u] for u in _bits(neighbours | 1 << v))
+            key = (fill, cells)
+            if best_key is None or key < best_key:
+                best_key, best = key, v
+        neighbours = adjacency[best] & remaining
+        for u in _bits(neighbours):
+            adjacency[u] |= neighbours & ~(1 << u)
+        formed.append(neighbours | 1 << best)
+        remaining &= ~(1 << best)
+    maximal = [c for c in formed if not any(c != d and c & d == c for d in formed)]
+    return [tuple(domain.names[i] for i in _bits(c)) for c in maximal]
+
+
+def model_size_mb(domain: Domain, cliques: Iterable[Sequence[str]]) -> float:
+    """Memory (MiB) of the float64 potentials of the junction tree of ``cliques``, built from sizes only."""
+    return sum(domain.size(c) for c in maximal_cliques(domain, cliques)) * BYTES_PER_CELL / 2**20
+
+
+@dataclass(frozen=True)
+class JunctionTree:
+    """Maximal cliques (``cliques[0]`` is the root) and tree edges in message order.
+
+    ``edges`` holds ``(parent, child, separator)`` triples, clique indices and the attributes the
+    two cliques share, ordered from the root outwards (every parent appears before its
+    children); the upward pass of belief propagation walks them in reverse.
+    """
+
+    domain: Domain
+    cliques: tuple[tuple[str, ...], ...]
+    edges: tuple[tuple[int, int, tuple[str, ...]], ...]
+
+    @property
+    def largest_clique_cells(self) -> int:
+        """Number of cells of the largest clique: what a caller checks to refuse intractable models."""
+        return max(self.domain.size(c) for c in self.cliques)
+
+    @property
+    def size_mb(self) -> float:
+        """Memory (MiB) of the clique potentials as float64."""
+        return sum(self.domain.size(c) for c in self.cliques) * BYTES_PER_CELL / 2**20
+
+    def containing(self, attrs: Iterable[str]) -> int | None:
+        """Index of the smallest clique holding all of ``attrs``, or None when none does."""
+        wanted = set(attrs)
+        holders = [i for i, c in enumerate(self.cliques) if wanted <= set(c)]
+        return min(holders, key=lambda i: self.domain.size(self.cliques[i])) if holders else None
+
+
+def build_junction_tree(domain: Domain, cliques: Iterable[Sequence[str]]) -> JunctionTree:
+    """The junction tree of a triangulation of the graph of ``cliques`` (see the module docstring)."""
+    nodes = maximal_cliques(domain, cliques)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(nodes)))
+    for i in range(len(nodes)):
+        for j in range(i + 1, len(nodes)):
+            graph.add_edge(i, j, weight=len(set(nodes[i]) & set(nodes[j])))
+    tree = nx.maximum_spanning_tree(graph)
+    edges = tuple(
+        (parent, child, tuple(a for a in nodes[child] if a in nodes[parent]))
+        for parent, child in nx.bfs_edges(tree, 0)
+    )
+    return JunctionTree(domain, tuple(nodes), edges)

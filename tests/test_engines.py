@@ -1,0 +1,114 @@
+"""The marginal engines: MST's tree, AIM's budget and size cap, option checks, end to end."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from synth.api import describe
+from synth.curator import CountRelease, Curator
+from synth.engines import make_engine
+from synth.errors import EngineError
+from synth.generate import fit_model, generate
+from synth.model.domain import Domain
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
+from synth.progress import SILENT
+from tests.conftest import mixed_table
+
+
+def chain_data(n: int = 20_000, seed: int = 0) -> tuple[np.ndarray, Domain]:
+    """Columns a → b → c → d, each a noisy copy of the previous one, plus an independent e."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    b = np.where(rng.random(n) < 0.8, a, rng.integers(0, 4, n))
+    c = np.where(rng.random(n) < 0.8, b, rng.integers(0, 4, n))
+    d = np.where(rng.random(n) < 0.8, c, rng.integers(0, 4, n))
+    e = rng.integers(0, 3, n)
+    return np.column_stack([a, b, c, d, e]), Domain(("a", "b", "c", "d", "e"), (4, 4, 4, 4, 3))
+
+
+def curator_for(codes: np.ndarray, domain: Domain, epsilon: float, delta: float = 1e-6, seed: int = 0) -> Curator:
+    accountant = Accountant(Budget(epsilon, delta))
+    return Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
+
+
+def test_mst_finds_the_true_chain_at_large_epsilon():
+    codes, domain = chain_data()
+    result = make_engine("mst").describe(curator_for(codes, domain, 200.0), SILENT)
+    edges = {frozenset(e) for e in result.output["tree"]}
+    assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
+
+
+def test_mst_spends_exactly_its_budget_in_three_parts():
+    codes, domain = chain_data(5000)
+    curator = curator_for(codes, domain, 1.0)
+    total = curator.remaining()
+    make_engine("mst").describe(curator, SILENT)
+    ledger = curator.accountant.ledger
+    spent = sum(Fraction(e.cost.rho) for e in ledger)  # exact, as the accountant adds
+    assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
+    kinds = [e.mechanism for e in ledger]
+    assert kinds.count("exponential") == 4 and kinds.count("discrete_gaussian") == 5 + 4
+
+
+def test_aim_spends_exactly_its_budget_and_never_more():
+    codes, domain = chain_data(5000)
+    curator = curator_for(codes, domain, 1.0)
+    total = curator.remaining()
+    result = make_engine("aim", {"rounds": 8, "iterations": 50}).describe(curator, SILENT)
+    spent = sum(Fraction(e.cost.rho) for e in curator.accountant.ledger)
+    assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
+    assert result.output["rounds"] == len(result.measurements) - 5  # after the 5 one-way marginals
+
+
+def test_aim_with_a_tiny_model_cap_falls_back_to_what_the_model_covers():
+    codes, domain = chain_data(3000)
+    curator = curator_for(codes, domain, 1.0)
+    result = make_engine("aim", {"max_model_size": 1e-9, "rounds": 6, "iterations": 20}).describe(curator, SILENT)
+    assert all(len(m.attrs) == 1 for m in result.measurements)  # nothing joint fits the cap
+
+
+def test_aim_prefers_the_dependent_pairs():
+    codes, domain = chain_data(20_000)
+    result = make_engine("aim", {"workload": "2-way", "rounds": 6, "iterations": 50}).describe(
+        curator_for(codes, domain, 10.0), SILENT)
+    chosen = {frozenset(c) for c in result.output["selected"] if len(c) == 2}
+    assert chosen & {frozenset("ab"), frozenset("bc"), frozenset("cd")}
+    assert not any("e" in c for c in chosen)
+
+
+@pytest.mark.parametrize("name,options,needle", [
+    ("mst", {"rounds": 3}, "no option"),
+    ("aim", {"workload": "4-way"}, "workload"),
+    ("aim", {"workload": [["a", "zz"]]}, "unknown"),
+    ("aim", {"max_model_size": 0}, "max_model_size"),
+    ("aim", {"rounds": 0}, "rounds"),
+])
+def test_bad_options_are_refused(name, options, needle):
+    codes, domain = chain_data(100)
+    with pytest.raises(EngineError, match=needle):
+        make_engine(name, options).describe(curator_for(codes, domain, 1.0), SILENT)
+
+
+def test_marginal_engines_need_zcdp():
+    codes, domain = chain_data(100)
+    curator = curator_for(codes, domain, 1.0, delta=0.0)
+    with pytest.raises(EngineError, match="delta"):
+        make_engine("mst").describe(curator, SILENT)
+
+
+@pytest.mark.parametrize("engine", ["mst", "aim"])
+def test_end_to_end_release_decodes_to_the_original_domain(engine):
+    df = mixed_table(3000)
+    options = {"engine": engine, "epsilon": 2.0, "delta": 1e-6, "seed": 4, "report_to": None}
+    description = describe(df, **options)
+    assert description.engine == engine and any(len(m.attrs) == 2 for m in description.measurements)
+    model = fit_model(description)
+    for column in description.schema.columns:
+        assert model.marginal([column.name]).shape == (column.size,)
+    synthetic = generate(description, rows=500, seed=1)
+    assert list(synthetic.columns) == list(df.columns) and len(synthetic) == 500
+    assert set(synthetic["city"].dropna()) <= set(description.schema.column("city").categories) | {"<OTHER>"}
