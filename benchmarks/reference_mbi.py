@@ -411,8 +411,10 @@ def run_aim(mbi: ModuleType, data: Any, rho: float, args: argparse.Namespace,
         free = set(downward_closure(list(model.cliques)))
         small = [cl for cl in candidates
                  if cl in free or junction_tree.hypothetical_model_size(domain, list(model.cliques) + [cl]) <= size_limit]
+        t_filter = time.perf_counter() - t0
         marginal = model_marginal_fn(model, args.marginals)
         estimates = {cl: marginal(cl) for cl in small}
+        t_score = time.perf_counter() - t0 - t_filter
         errors = np.array([
             candidates[cl] * (np.abs(answers[cl] - estimates[cl]).sum()
                               - math.sqrt(2 / math.pi) * sigma * domain.size(cl))
@@ -424,11 +426,14 @@ def run_aim(mbi: ModuleType, data: Any, rho: float, args: argparse.Namespace,
         n = domain.size(cl)
         measurements.append(measure(mbi, data, cl, sigma, rng))
         before = estimates[cl]
+        t_fit = time.perf_counter()
         model, total = fit(mbi, domain, measurements, args.round_iters, args.total, warm_start=model)
+        t_fit = time.perf_counter() - t_fit
         after = np.asarray(model.project(cl).datavector(), dtype=np.float64)
         selected.append([list(cl), round(sigma, 3)])
         log(f"AIM round {len(selected)}: {cl} ({n} cells), sigma {sigma:.2f}, "
-            f"budget used {rho_used / rho:.3f}, {len(small)} candidates, {time.perf_counter() - t0:.1f} s")
+            f"budget used {rho_used / rho:.3f}, {len(small)} candidates, {time.perf_counter() - t0:.1f} s "
+            f"(filter {t_filter:.1f}, scores {t_score:.1f}, fit {t_fit:.1f})")
         if np.abs(after - before).sum() <= sigma * math.sqrt(2 / math.pi) * n:
             sigma /= 2
             epsilon *= 2

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from synth.description import Description
+from synth.measurement import Measurement
 from synth.errors import SynthError
 from synth.model.compression import expand_codes, expand_marginal
+from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.independent import fit_product_model
 
@@ -50,17 +52,23 @@ class ExpandedModel:
         return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng)
 
 
-def fit_model(description: Description) -> Model:
-    """The model that best explains the Description's measurements, on the original codes.
+def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
+                     compression: Mapping[str, np.ndarray]) -> Model:
+    """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
+    codes), seen on the original codes.
 
     Only 1-way measurements: independent columns (exact least-squares fit). Otherwise: the
     graphical model over the measured marginals.
     """
-    measurements = description.measurements
-    if all(len(m.attrs) <= 1 for m in measurements) and not description.compression:
-        return fit_product_model(description.schema, measurements)
-    model = fit_graphical_model(description.model_domain, measurements)
-    return ExpandedModel(model, description.schema.names, description.compression)
+    if all(len(m.attrs) <= 1 for m in measurements) and not compression:
+        return fit_product_model(domain, measurements)
+    model = fit_graphical_model(domain, measurements)
+    return ExpandedModel(model, domain.names, compression)
+
+
+def fit_model(description: Description) -> Model:
+    """The model that best explains the Description's measurements, on the original codes."""
+    return fit_measurements(description.model_domain, description.measurements, description.compression)
 
 
 def generate(description: Description, rows: int | None = None, seed: int | None = None) -> pd.DataFrame:

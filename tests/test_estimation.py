@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from synth.measurement import Measurement
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.independent import ProductModel, fit_product_model
-from synth.schema import Column, DomainSource, Kind, Schema
+from synth.model.domain import Domain
 
 
 def test_projection_matches_a_generic_solver():
@@ -54,13 +54,8 @@ def test_combine_averages_by_precision():
     assert std == pytest.approx(1 / np.sqrt(1.25))
 
 
-def _schema() -> Schema:
-    return Schema(columns=(
-        Column(name="a", kind=Kind.CATEGORICAL, categories=("x", "y"), lower=None, upper=None,
-               bins=None, source=DomainSource.PUBLIC),
-        Column(name="b", kind=Kind.BOOLEAN, categories=None, lower=None, upper=None, bins=None,
-               source=DomainSource.PUBLIC),
-    ))
+def _schema() -> Domain:
+    return Domain(("a", "b"), (4, 3))
 
 
 def test_product_model_fits_and_samples_its_marginals():

@@ -1,8 +1,8 @@
 """Log-space factors: a non-negative function of a few attributes, stored as its logarithm.
 
-A ``Factor`` is the potential of one clique of a graphical model (or a message between
-cliques). Multiplying factors adds their log-values, broadcast over the union of their
-attributes. Factors are built from model parameters or from noisy measurements only; this
+A ``Factor`` is the potential of one clique of a graphical model. Multiplying factors adds
+their log-values, broadcast over the union of their attributes; ``align`` lays any table along
+a larger set of attributes (how messages and gradients reach a clique's table). Factors are built from model parameters or from noisy measurements only; this
 module never sees private data.
 """
 
@@ -14,6 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.model.domain import Domain
+
+
+def align(values: np.ndarray, attrs: Sequence[str], target: Sequence[str]) -> np.ndarray:
+    """A table over ``attrs`` as a view broadcastable along ``target`` (a superset of ``attrs``):
+    its axes put in ``target``'s order, with length-1 axes for the attributes it lacks."""
+    missing = [a for a in attrs if a not in target]
+    if missing:
+        raise ValueError(f"cannot lay a table over {tuple(attrs)} along {tuple(target)}: {missing} missing")
+    present = [a for a in target if a in attrs]
+    moved = values.transpose([list(attrs).index(a) for a in present])
+    sizes = dict(zip(attrs, values.shape))
+    return moved.reshape([sizes.get(a, 1) for a in target])
 
 
 @dataclass(frozen=True)
@@ -37,19 +49,6 @@ class Factor:
         """The constant factor 1 (log-value 0) over ``domain``."""
         return cls(domain, np.zeros(domain.sizes))
 
-    def _aligned(self, names: Sequence[str]) -> np.ndarray:
-        """The values as a view broadcastable over ``names`` (a superset of the factor's attributes)."""
-        missing = [a for a in self.domain.names if a not in names]
-        if missing:
-            raise ValueError(f"cannot expand a factor over {self.domain.names} to {tuple(names)}: {missing} missing")
-        present = [a for a in names if a in self.domain.names]
-        moved = self.values.transpose([self.domain.index(a) for a in present])
-        return moved.reshape([self.domain.sizes[self.domain.index(a)] if a in self.domain else 1 for a in names])
-
-    def expand(self, domain: Domain) -> Factor:
-        """The same function seen on a larger ``domain`` (constant along the new attributes)."""
-        return Factor(domain, np.broadcast_to(self._aligned(domain.names), domain.sizes).copy())
-
     def __add__(self, other: Factor) -> Factor:
         """The product of two factors (sum of log-values) over the union of their attributes.
 
@@ -63,4 +62,5 @@ class Factor:
         for a in self.domain.names:
             if a in other.domain and other.domain.shape([a]) != self.domain.shape([a]):
                 raise ValueError(f"attribute {a!r} has different sizes in the two factors")
-        return Factor(union, self._aligned(union.names) + other._aligned(union.names))
+        return Factor(union, align(self.values, self.domain.names, union.names)
+                      + align(other.values, other.domain.names, union.names))

@@ -43,8 +43,8 @@ import numpy as np
 from synth.measurement import Measurement
 from synth.model.domain import Domain
 from synth.model.estimation import estimate_total
-from synth.model.factor import Factor
-from synth.model.graphical import FitSummary, GraphicalModel, calibrate
+from synth.model.factor import Factor, align
+from synth.model.graphical import FitSummary, GraphicalModel, calibrate, marginalise
 from synth.model.junction_tree import JunctionTree, build_junction_tree
 
 WINDOW = 50  # iterations over which the relative loss improvement is judged
@@ -56,11 +56,16 @@ Callback = Callable[[int, float], None]
 
 @dataclass(frozen=True)
 class _Target:
-    """All measurements of one attribute set, pooled: the loss is Σ ½ precision (μ − mean)² + offset."""
+    """All measurements of one attribute set, pooled: the loss is Σ ½ precision (μ − mean)² + offset.
 
+    The model's marginal is summed from ``source``: the smallest earlier target holding these
+    attributes, else the clique ``clique``; gradients flow back the same way.
+    """
+
+    attrs: tuple[str, ...]  # in domain order
     clique: int  # index of the junction-tree clique that holds the attributes
-    axes: tuple[int, ...]  # the clique's axes summed away to get the marginal
-    shape: tuple[int, ...]  # the marginal laid out along the clique's axes (1 on summed axes)
+    source: int | None  # index of the target this marginal is summed from (None: the clique table)
+    around: tuple[str, ...]  # the attributes of the source (target or clique), in its axis order
     mean: np.ndarray  # precision-weighted mean of the measurements, in units of the marginal
     precision: np.ndarray  # Σ w² / σ² per cell
     offset: float  # the loss left when the marginal equals ``mean``
@@ -96,17 +101,21 @@ def _targets(domain: Domain, tree: JunctionTree, measurements: Sequence[Measurem
         weights = np.ones(values.shape) if m.weights is None else (
             np.asarray(m.weights, dtype=float).reshape(domain.shape(m.attrs)).transpose(order))
         pooled[key].append((values, weights, m.std))
-    targets = []
-    for key, group in pooled.items():
+    targets: list[_Target] = []
+    for key in sorted(pooled, key=lambda k: (-len(k), -domain.size(k), [domain.index(a) for a in k])):
+        group = pooled[key]
         precision = sum(w**2 / s**2 for _, w, s in group)
         mean = sum(w * y / s**2 for y, w, s in group) / precision
         offset = sum(0.5 * float(np.sum(((w * mean - y) / s) ** 2)) for y, w, s in group)
-        home = tree.containing(key)
-        clique = tree.cliques[home]
+        holders = [j for j, t in enumerate(targets) if set(key) < set(t.attrs)]
+        source = min(holders, key=lambda j: domain.size(targets[j].attrs)) if holders else None
+        clique = tree.containing(key) if source is None else targets[source].clique
+        around = tree.cliques[clique] if source is None else targets[source].attrs
         targets.append(_Target(
-            clique=home,
-            axes=tuple(i for i, a in enumerate(clique) if a not in key),
-            shape=tuple(domain.size([a]) if a in key else 1 for a in clique),
+            attrs=key,
+            clique=clique,
+            source=source,
+            around=around,
             mean=mean,
             precision=precision,
             offset=offset,
@@ -118,13 +127,31 @@ def _evaluate(targets: Sequence[_Target], marginals: Sequence[np.ndarray]) -> tu
     """The loss, each target's model marginal, and the loss's gradient with respect to it."""
     loss, measured, gradients = 0.0, [], []
     for t in targets:
-        mu = marginals[t.clique].sum(axis=t.axes)
+        mu = marginalise(marginals[t.clique] if t.source is None else measured[t.source], t.around, t.attrs)
         residual = mu - t.mean
         gradient = t.precision * residual
         loss += 0.5 * float(np.vdot(gradient, residual)) + t.offset
         measured.append(mu)
         gradients.append(gradient)
     return loss, measured, gradients
+
+
+def _directions(tree: JunctionTree, targets: Sequence[_Target], gradients: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+    """The loss's gradient pushed to the cliques: each target's gradient is broadcast into its
+    source's (smallest targets first), then the outermost ones into their cliques."""
+    incoming: list[list[np.ndarray]] = [[] for _ in targets]
+    into_clique: dict[int, list[np.ndarray]] = defaultdict(list)
+    for j in reversed(range(len(targets))):
+        t = targets[j]
+        gradient = sum(incoming[j], start=gradients[j])
+        (into_clique[t.clique] if t.source is None else incoming[t.source]).append(align(gradient, t.attrs, t.around))
+    directions = {}
+    for c, terms in into_clique.items():
+        direction = np.zeros(tree.domain.shape(tree.cliques[c]))
+        for term in terms:
+            direction += term
+        directions[c] = direction
+    return directions
 
 
 def _warm_potentials(domain: Domain, tree: JunctionTree, previous: GraphicalModel) -> list[np.ndarray]:
@@ -178,21 +205,13 @@ def fit_graphical_model(
     else:
         theta = _warm_potentials(domain, tree, warm_start)
     loss, measured_marginals, gradients = _evaluate(targets, calibrate(tree, theta, total))
-    by_clique: dict[int, list[int]] = defaultdict(list)
-    for j, t in enumerate(targets):
-        by_clique[t.clique].append(j)
     step = 1.0 / (total * sum(float(t.precision.max()) for t in targets)) if targets else 0.0
     history = [loss]
     grow = True
     converged = not targets
     iteration = 0
     while iteration < iterations and not converged:
-        direction = {}
-        for c, members in by_clique.items():
-            g = np.zeros(domain.shape(tree.cliques[c]))
-            for j in members:
-                g += gradients[j].reshape(targets[j].shape)
-            direction[c] = g
+        direction = _directions(tree, targets, gradients)
         step = 2 * step if grow else step
         for halvings in range(MAX_HALVINGS + 1):
             trial = [theta[c] - step * direction[c] if c in direction else theta[c] for c in range(len(theta))]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.model.domain import Domain
-from synth.model.factor import Factor
+from synth.model.factor import Factor, align
 from synth.model.junction_tree import JunctionTree
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
@@ -35,46 +35,43 @@ class FitSummary:
     converged: bool
 
 
-def _summed_axes(clique: Sequence[str], keep: Sequence[str]) -> tuple[int, ...]:
-    """Axes of a clique's table that are not in ``keep``."""
-    return tuple(i for i, a in enumerate(clique) if a not in keep)
-
-
-def _broadcast_shape(domain: Domain, clique: Sequence[str], sub: Sequence[str]) -> tuple[int, ...]:
-    """Shape of a table over ``sub`` (a subset, domain order) laid out along ``clique``'s axes."""
-    return tuple(domain.size([a]) if a in sub else 1 for a in clique)
+def marginalise(table: np.ndarray, attrs: Sequence[str], keep: Sequence[str]) -> np.ndarray:
+    """Sum a table over ``attrs`` onto ``keep`` (a subset), axes of the result in ``keep``'s order."""
+    labels = {a: i for i, a in enumerate(attrs)}
+    return np.einsum(table, list(range(len(attrs))), [labels[a] for a in keep])
 
 
 def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
     """Every clique's marginal (non-negative, summing to ``total``) by sum-product belief propagation.
 
-    Upward, each clique's log-belief (its potential plus its children's messages) is shifted by
-    its maximum within each separator configuration and exponentiated in place; the sums over
-    the non-separator cells give the message to the parent. Downward, a child's marginal is that
-    exponentiated table divided by those sums (its conditional given the separator) times the
-    parent's separator marginal. No logarithm of a possibly-zero number is ever taken.
+    Tables are laid out as in ``tree.cliques`` (a child's separator with its parent first), so a
+    child's table is a (separator configuration × own cells) matrix. Upward, each clique's
+    log-belief (its potential plus its children's messages) is shifted by its maximum within each
+    separator configuration and exponentiated in place; the row sums give the message to the
+    parent. Downward, a child's marginal is that table divided by its row sums (its conditional
+    given the separator) times the parent's separator marginal. One ``exp`` per cell, and no
+    logarithm of a possibly-zero number.
     """
     domain, cliques = tree.domain, tree.cliques
-    tables = [np.array(theta, dtype=float) for theta in log_potentials]
-    separator_sums: dict[int, np.ndarray] = {}
+    tables = [np.array(theta, dtype=float, order="C") for theta in log_potentials]
+    row_sums: dict[int, np.ndarray] = {}
     for parent, child, separator in reversed(tree.edges):
-        table = tables[child]
-        axes = _summed_axes(cliques[child], separator)
-        peak = table.max(axis=axes, keepdims=True)
-        table -= peak
-        np.exp(table, out=table)
-        sums = table.sum(axis=axes, keepdims=True)
-        separator_sums[child] = sums
-        message = np.log(sums) + peak
-        tables[parent] += message.reshape(_broadcast_shape(domain, cliques[parent], separator))
+        rows = tables[child].reshape(domain.size(separator), -1)
+        peak = rows.max(axis=1, keepdims=True)
+        rows -= peak
+        np.exp(rows, out=rows)
+        sums = rows.sum(axis=1, keepdims=True)
+        row_sums[child] = sums
+        message = (np.log(sums) + peak).reshape(domain.shape(separator))
+        tables[parent] += align(message, separator, cliques[parent])
     root = tables[0]
     root -= root.max()
     np.exp(root, out=root)
     root *= total / root.sum()
     for parent, child, separator in tree.edges:
-        parent_separator = tables[parent].sum(axis=_summed_axes(cliques[parent], separator))
-        sums = separator_sums[child]
-        tables[child] *= parent_separator.reshape(sums.shape) / sums
+        sums = row_sums[child]
+        rows = tables[child].reshape(sums.shape[0], -1)
+        rows *= marginalise(tables[parent], cliques[parent], separator).reshape(sums.shape) / sums
     return tables
 
 
@@ -146,7 +143,7 @@ class GraphicalModel:
 
     @property
     def clique_marginals(self) -> dict[tuple[str, ...], np.ndarray]:
-        """Each maximal clique's marginal (counts summing to ``total``), axes in domain order."""
+        """Each maximal clique's marginal (counts summing to ``total``), axes in the clique's order."""
         return dict(zip(self.cliques, self._calibrated()))
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
@@ -172,7 +169,7 @@ class GraphicalModel:
             return np.array(self.total)
         home = self.junction_tree.containing(attrs)
         if home is not None:
-            return tables[home].sum(axis=_summed_axes(self.cliques[home], attrs))
+            return marginalise(tables[home], self.cliques[home], attrs)
         return self._eliminate(attrs)
 
     def _covering_subtree(self, attrs: tuple[str, ...]) -> set[int]:
@@ -200,20 +197,31 @@ class GraphicalModel:
         return kept
 
     def _eliminate(self, attrs: tuple[str, ...]) -> np.ndarray:
-        """Variable elimination over the covering subtree: its top clique's marginal times each
-        other clique's conditional given its separator with its parent."""
+        """Variable elimination over the covering subtree.
+
+        The subtree's distribution is its top clique's marginal times every other clique's
+        conditional given its separator with its parent. An attribute that is neither wanted nor
+        in one of a clique's separators within the subtree appears in no other clique of it, so it
+        is summed out of that clique's table first; the small tables left are then contracted,
+        eliminating the remaining attributes greedily (smallest intermediate table first).
+        """
         tables = self._calibrated()
         subtree = self._covering_subtree(attrs)
+        edges = [(p, c, sep) for p, c, sep in self.junction_tree.edges if p in subtree and c in subtree]
+        (top,) = subtree - {c for _, c, _ in edges}
+        shared: dict[int, set[str]] = {i: set(attrs) for i in subtree}
+        for parent, child, separator in edges:
+            shared[parent].update(separator)
+            shared[child].update(separator)
         factors: list[tuple[tuple[str, ...], np.ndarray]] = []
-        for parent, child, separator in self.junction_tree.edges:
-            if parent in subtree and child in subtree:
-                table = tables[child]
-                sums = table.sum(axis=_summed_axes(self.cliques[child], separator), keepdims=True)
-                conditional = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
-                factors.append((self.cliques[child], conditional))
-        children = {child for parent, child, _ in self.junction_tree.edges if parent in subtree}
-        (top,) = subtree - children
-        factors.append((self.cliques[top], tables[top]))
+        for parent, child, separator in [(None, top, ())] + edges:
+            clique = self.cliques[child]
+            kept = tuple(a for a in clique if a in shared[child])
+            table = marginalise(tables[child], clique, kept)
+            if parent is not None:
+                sums = align(marginalise(table, kept, separator), separator, kept)
+                table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
+            factors.append((kept, table))
         hidden = sorted({a for names, _ in factors for a in names} - set(attrs), key=self.domain.index)
         while hidden:
             attr = min(hidden, key=lambda a: self.domain.size(_neighbourhood(factors, a)))
@@ -240,9 +248,8 @@ class GraphicalModel:
         steps = [(0, ())] + [(child, separator) for _, child, separator in self.junction_tree.edges]
         for clique_index, separator in steps:
             clique = self.cliques[clique_index]
-            new = tuple(a for a in clique if a not in separator)
-            table = tables[clique_index].transpose([clique.index(a) for a in separator + new])
-            table = table.reshape(self.domain.size(separator), self.domain.size(new))
+            new = clique[len(separator):]
+            table = tables[clique_index].reshape(self.domain.size(separator), self.domain.size(new))
             if separator:
                 columns = [codes[:, self.domain.index(a)] for a in separator]
                 configs = np.ravel_multi_index(columns, self.domain.shape(separator))

@@ -14,14 +14,14 @@ import numpy as np
 
 from synth.measurement import Measurement
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
-from synth.schema import Schema
+from synth.model.domain import Domain
 
 
 @dataclass(frozen=True)
 class ProductModel:
-    """Independent columns with distributions ``probabilities`` (one vector per schema column)."""
+    """Independent columns with distributions ``probabilities`` (one vector per domain column)."""
 
-    schema: Schema
+    domain: Domain
     probabilities: tuple[np.ndarray, ...]
     total: float
 
@@ -29,7 +29,7 @@ class ProductModel:
         """The model's joint distribution over ``attrs`` (an outer product), shaped by their sizes."""
         result = np.ones(())
         for a in attrs:
-            result = np.multiply.outer(result, self.probabilities[self.schema.names.index(a)])
+            result = np.multiply.outer(result, self.probabilities[self.domain.names.index(a)])
         return result
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -41,7 +41,7 @@ class ProductModel:
         return codes
 
 
-def fit_product_model(schema: Schema, measurements: Sequence[Measurement]) -> ProductModel:
+def fit_product_model(domain: Domain, measurements: Sequence[Measurement]) -> ProductModel:
     """Fit independent columns to 1-way measurements; a column never measured is uniform."""
     by_column: dict[str, list[Measurement]] = defaultdict(list)
     for m in measurements:
@@ -49,10 +49,10 @@ def fit_product_model(schema: Schema, measurements: Sequence[Measurement]) -> Pr
             by_column[m.attrs[0]].append(m)
     total = estimate_total(measurements)
     probabilities = []
-    for name, size in zip(schema.names, schema.sizes):
+    for name, size in zip(domain.names, domain.sizes):
         if by_column[name]:
             counts, _ = combine_measurements(by_column[name])
             probabilities.append(project_to_simplex(counts, total) / total)
         else:
             probabilities.append(np.full(size, 1.0 / size))
-    return ProductModel(schema, tuple(probabilities), total)
+    return ProductModel(domain, tuple(probabilities), total)

@@ -86,8 +86,13 @@ class JunctionTree:
     """Maximal cliques (``cliques[0]`` is the root) and tree edges in message order.
 
     ``edges`` holds ``(parent, child, separator)`` triples, clique indices and the attributes the
-    two cliques share, ordered from the root outwards (every parent appears before its
-    children); the upward pass of belief propagation walks them in reverse.
+    two cliques share (in domain order), ordered from the root outwards (every parent appears
+    before its children); the upward pass of belief propagation walks them in reverse.
+
+    Each clique's attribute order is the axis order of its tables: the root's is the domain
+    order; any other clique lists its separator with its parent first, then its own attributes
+    (each part in domain order), so that summing a clique onto that separator, or conditioning
+    on it, works on contiguous memory.
     """
 
     domain: Domain
@@ -124,4 +129,6 @@ def build_junction_tree(domain: Domain, cliques: Iterable[Sequence[str]]) -> Jun
         (parent, child, tuple(a for a in nodes[child] if a in nodes[parent]))
         for parent, child in nx.bfs_edges(tree, 0)
     )
+    for _, child, separator in edges:
+        nodes[child] = separator + tuple(a for a in nodes[child] if a not in separator)
     return JunctionTree(domain, tuple(nodes), edges)

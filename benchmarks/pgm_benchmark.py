@@ -1,0 +1,151 @@
+"""Side-by-side benchmark of synth's marginal engines and the Private-PGM reference on adult_coded.
+
+Usage (from the repository root, after `pip install .`; the reference needs its own venv, see
+benchmarks/reference_requirements.txt):
+
+    python benchmarks/pgm_benchmark.py --epsilons 0.1 0.3 1 3 10 --seeds 5
+    python benchmarks/pgm_benchmark.py --epsilons 1 --seeds 2 --cases synth-mst mbi-mst   # a subset
+
+Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, mbi-mst, mbi-aim, mbi-aim-2way.
+Every run is a fresh process (its peak memory is its own). Error: mean over all 364 3-way
+marginals of the total-variation distance (half the L1 distance) between the normalised
+marginals of the original table and of a synthetic table with as many rows (pgm_common).
+Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
+error over seeds) of everything in that file is appended to benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
+
+OUT = HERE / "out"
+RUNS = OUT / "pgm_runs.jsonl"
+RESULTS = HERE / "RESULTS.md"
+REFERENCE_PYTHON = Path("/work/venvs/mbi/bin/python")
+DELTA = 1e-9
+CASES = {
+    "synth-mst": ("synth", "mst", {}),
+    "synth-aim": ("synth", "aim", {"workload": "3-way"}),
+    "synth-aim-2way": ("synth", "aim", {"workload": "2-way"}),
+    "mbi-mst": ("mbi", "mst", ["--mechanism", "mst"]),
+    "mbi-aim": ("mbi", "aim", ["--mechanism", "aim", "--workload", "3way"]),
+    "mbi-aim-2way": ("mbi", "aim", ["--mechanism", "aim", "--workload", "2way"]),
+}
+
+
+def run_synth(case: str, epsilon: float, seed: int) -> dict:
+    """One synth run in this process: describe under DP, fit, sample, score."""
+    from synth.curator import CountRelease, Curator
+    from synth.engines import make_engine
+    from synth.generate import fit_measurements
+    from synth.model.compression import compressed_sizes
+    from synth.model.domain import Domain
+    from synth.neighbours import Neighbouring
+    from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.progress import SILENT
+
+    _, engine_name, options = CASES[case]
+    codes, sizes = load_adult_coded()
+    domain = Domain(tuple(sizes), tuple(sizes.values()))
+    start = time.perf_counter()
+    accountant = Accountant(Budget(epsilon, DELTA))
+    curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
+    result = make_engine(engine_name, options).describe(curator, SILENT)
+    model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
+    model = fit_measurements(model_domain, result.measurements, result.compression)
+    synthetic = model.sample(len(codes), np.random.default_rng(seed))
+    seconds = time.perf_counter() - start
+    spent = accountant.spent()
+    return {
+        "tool": "synth", "case": case, "mechanism": engine_name, "epsilon": epsilon, "seed": seed,
+        "tvd_3way": float(kway_tvds(codes, synthetic, list(sizes.values()), 3).mean()),
+        "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "spent_epsilon": spent["epsilon"], "measurements": len(result.measurements),
+    }
+
+
+def run_case(case: str, epsilon: float, seed: int) -> dict:
+    tool, _, arguments = CASES[case]
+    if tool == "synth":
+        command = [sys.executable, __file__, "--child", case, str(epsilon), str(seed)]
+    else:
+        if not REFERENCE_PYTHON.exists():
+            raise SystemExit(f"{REFERENCE_PYTHON} is missing; create the reference venv first "
+                             "(see benchmarks/reference_requirements.txt)")
+        command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), *arguments,
+                   "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    record["case"] = case
+    return record
+
+
+def summary_table(records: list[dict]) -> list[str]:
+    groups: dict[tuple[str, float], list[dict]] = defaultdict(list)
+    for r in records:
+        groups[(r["case"], float(r["epsilon"]))].append(r)
+    lines = ["| case | ε | runs | mean 3-way TVD ± s.e. | time (s) | peak memory (MiB) |",
+             "| --- | ---: | ---: | --- | ---: | ---: |"]
+    for (case, epsilon), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+        tvd = np.array([r["tvd_3way"] for r in runs])
+        se = tvd.std(ddof=1) / np.sqrt(tvd.size) if tvd.size > 1 else float("nan")
+        seconds = np.mean([r["seconds"] for r in runs])
+        peak = max(r["peak_mib"] for r in runs)
+        lines.append(f"| {case} | {epsilon:g} | {tvd.size} | {tvd.mean():.4f} ± {se:.4f} | {seconds:.1f} | {peak:.0f} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    command = "python benchmarks/pgm_benchmark.py " + " ".join(sys.argv[1:])
+    for epsilon in args.epsilons:
+        for seed in range(args.seeds):
+            for case in args.cases:
+                record = run_case(case, epsilon, seed)
+                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                with RUNS.open("a") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                print(f"{case:15s} eps={epsilon:<5g} seed={seed} tvd={record['tvd_3way']:.4f} "
+                      f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
+    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
+    text = [f"\n## Marginal engines vs Private-PGM (mbi 2.0) on adult_coded — {stamp}\n",
+            f"Machine: {machine}. Command: `{command}` (all runs recorded in benchmarks/out/pgm_runs.jsonl "
+            "are summarised). Error: mean over all 364 3-way marginals of the total-variation distance "
+            "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
+            f"as many rows; δ = {DELTA:g}; time is mechanism + fit + sampling; mbi runs in its own venv "
+            "(benchmarks/reference_requirements.txt) through benchmarks/reference_mbi.py.\n",
+            *summary_table(records), ""]
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(text))
+    print("\n".join(text))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        print(json.dumps(run_synth(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))
+    else:
+        main()
