@@ -51,7 +51,7 @@ Deliberate choices, each switchable for comparison:
   numpy`, the default). mbi's own route, `MarkovRandomField.project` -> `variable_elimination`,
   gives the same numbers (checked: relative difference ~1e-14) but JIT-compiles a new program
   per marginal and per model structure, about 1 s each on this machine; `--marginals mbi`
-  selects it (fine for MST, hours for AIM).
+  selects it (MST at eps = 1: ~180 s instead of ~35 s, same result; AIM: hours).
 """
 
 from __future__ import annotations
@@ -475,6 +475,7 @@ def versions() -> dict[str, str]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options (defaults follow mbi's MST and AIM scripts)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--mechanism", choices=["mst", "aim"], required=True)
@@ -506,6 +507,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one mechanism on adult_coded, score it and print the JSON result line."""
     args = parse_args(argv)
     mbi = import_mbi(x64=not args.float32)
     codes, sizes = pgm_common.load_adult_coded(args.data_dir)

@@ -33,7 +33,7 @@ from synth.engines.mst import require_zcdp
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.model.fitting import fit_graphical_model
-from synth.model.junction_tree import model_size_mb
+from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
 from synth.privacy import split_budget
 from synth.progress import Progress
 
@@ -111,8 +111,10 @@ class AIMEngine:
                 last = True
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
             cliques = [m.attrs for m in measurements]
-            allowed = [c for c in candidates
-                       if _covered(c, model) or model_size_mb(domain, cliques + [c]) <= cap * spent_share]
+            limit = cap * spent_share
+            allowed = [c for c in candidates if _covered(c, model) or (
+                domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap test first: c alone must fit
+                and model_size_mb(domain, cliques + [c]) <= limit)]
             sigma = l2 / math.sqrt(2 * rho_measure)
             penalty = math.sqrt(2 / math.pi) * sigma
             before = [model.marginal(c) for c in allowed]

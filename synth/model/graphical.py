@@ -36,13 +36,32 @@ class FitSummary:
 
 
 def marginalise(table: np.ndarray, attrs: Sequence[str], keep: Sequence[str]) -> np.ndarray:
-    """Sum a table over ``attrs`` onto ``keep`` (a subset), axes of the result in ``keep``'s order."""
+    """Sum a table over ``attrs`` onto ``keep`` (a subset), axes of the result in ``keep``'s order.
+
+    The result is C-contiguous (later arithmetic on it is then fast); it may be a view of
+    ``table`` when nothing is summed.
+    """
     labels = {a: i for i, a in enumerate(attrs)}
-    return np.einsum(table, list(range(len(attrs))), [labels[a] for a in keep])
+    summed = np.einsum(table, list(range(len(attrs))), [labels[a] for a in keep], order="C")
+    return summed if summed.flags.c_contiguous else np.ascontiguousarray(summed)
 
 
-def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
-    """Every clique's marginal (non-negative, summing to ``total``) by sum-product belief propagation.
+@dataclass(frozen=True)
+class Calibration:
+    """Every clique's marginal (counts summing to the total, laid out as in the tree's cliques) and
+    the log-partition function ``log Σ_x exp(Σ_C θ_C(x_C))`` of the potentials."""
+
+    marginals: list[np.ndarray]
+    log_partition: float
+
+
+def calibrate(
+    tree: JunctionTree,
+    log_potentials: Sequence[np.ndarray],
+    total: float,
+    out: list[np.ndarray] | None = None,
+) -> Calibration:
+    """Sum-product belief propagation on ``tree`` (``out``: C-contiguous tables to reuse).
 
     Tables are laid out as in ``tree.cliques`` (a child's separator with its parent first), so a
     child's table is a (separator configuration × own cells) matrix. Upward, each clique's
@@ -53,7 +72,12 @@ def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray], total: f
     logarithm of a possibly-zero number.
     """
     domain, cliques = tree.domain, tree.cliques
-    tables = [np.array(theta, dtype=float, order="C") for theta in log_potentials]
+    if out is None:
+        tables = [np.array(theta, dtype=float, order="C") for theta in log_potentials]
+    else:
+        tables = out
+        for table, theta in zip(tables, log_potentials):
+            np.copyto(table, theta)
     row_sums: dict[int, np.ndarray] = {}
     for parent, child, separator in reversed(tree.edges):
         rows = tables[child].reshape(domain.size(separator), -1)
@@ -65,14 +89,16 @@ def calibrate(tree: JunctionTree, log_potentials: Sequence[np.ndarray], total: f
         message = (np.log(sums) + peak).reshape(domain.shape(separator))
         tables[parent] += align(message, separator, cliques[parent])
     root = tables[0]
-    root -= root.max()
+    peak = root.max()
+    root -= peak
     np.exp(root, out=root)
-    root *= total / root.sum()
+    mass = root.sum()
+    root *= total / mass
     for parent, child, separator in tree.edges:
         sums = row_sums[child]
         rows = tables[child].reshape(sums.shape[0], -1)
         rows *= marginalise(tables[parent], cliques[parent], separator).reshape(sums.shape) / sums
-    return tables
+    return Calibration(tables, float(peak + np.log(mass)))
 
 
 def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
@@ -135,7 +161,7 @@ class GraphicalModel:
 
     def _calibrated(self) -> list[np.ndarray]:
         if self._clique_marginals is None:
-            tables = calibrate(self.junction_tree, self._log_potentials, self.total)
+            tables = calibrate(self.junction_tree, self._log_potentials, self.total).marginals
             for table in tables:
                 table.flags.writeable = False
             self._clique_marginals = tables
