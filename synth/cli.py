@@ -18,6 +18,7 @@ from synth import api
 from synth.description import load_description, save_description
 from synth.errors import SynthError
 from synth.files import atomic_write_text, check_writable
+from synth.generate import FIT_ITERATIONS
 from synth.inspect import inspect_text
 from synth.profile import draft_profile, save_profile
 from synth.progress import Progress
@@ -87,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write")
     p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count)")
     p.add_argument("--seed", type=int, help="reproducible sampling")
+    p.add_argument("--iterations", type=positive_int, default=FIT_ITERATIONS,
+                   help=f"graphical-model fitting iterations (mst, aim; default {FIT_ITERATIONS})")
     _add_common(p)
 
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json, manifest.json")
@@ -163,7 +166,8 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
 
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     check_writable(args.out, args.force)
-    synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed)
+    synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed,
+                             iterations=args.iterations)
     write_table(synthetic, args.out, force=args.force)
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")

@@ -23,6 +23,7 @@ from synth.model.fitting import fit_graphical_model
 from synth.model.independent import fit_product_model
 
 MAX_ROWS = 100_000_000
+FIT_ITERATIONS = 1000
 
 
 class Model(Protocol):
@@ -53,7 +54,7 @@ class ExpandedModel:
 
 
 def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
-                     compression: Mapping[str, np.ndarray]) -> Model:
+                     compression: Mapping[str, np.ndarray], iterations: int = FIT_ITERATIONS) -> Model:
     """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
     codes), seen on the original codes.
 
@@ -62,21 +63,24 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
     """
     if all(len(m.attrs) <= 1 for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
-    model = fit_graphical_model(domain, measurements)
+    model = fit_graphical_model(domain, measurements, iterations=iterations)
     return ExpandedModel(model, domain.names, compression)
 
 
-def fit_model(description: Description) -> Model:
+def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
     """The model that best explains the Description's measurements, on the original codes."""
-    return fit_measurements(description.model_domain, description.measurements, description.compression)
+    return fit_measurements(description.model_domain, description.measurements, description.compression,
+                            iterations)
 
 
-def generate(description: Description, rows: int | None = None, seed: int | None = None) -> pd.DataFrame:
+def generate(description: Description, rows: int | None = None, seed: int | None = None,
+             iterations: int = FIT_ITERATIONS) -> pd.DataFrame:
     """Sample ``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total).
 
     ``seed`` makes sampling reproducible; without it the generator draws from OS entropy.
+    ``iterations`` bounds the graphical-model fit (engines that measure joint marginals).
     """
-    model = fit_model(description)
+    model = fit_model(description, iterations)
     n = rows if rows is not None else description.rows
     if n is None:
         n = int(round(model.total))
