@@ -32,22 +32,30 @@ from synth.engines.base import EngineResult, reject_unknown_options
 from synth.engines.mst import require_zcdp
 from synth.errors import EngineError
 from synth.measurement import Measurement
+from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
 from synth.privacy import split_budget
 from synth.progress import Progress
 
-DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_model_size": 80.0, "rounds": None, "iterations": 100}
+DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_cells": 10_000, "max_model_size": 80.0, "rounds": None,
+                            "iterations": 1000}
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 
 
-def resolve_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
-    """The workload marginals: "2-way", "3-way" (all of that order) or a list of column lists."""
+def resolve_workload(spec: Any, domain: Domain, max_cells: int) -> list[tuple[str, ...]]:
+    """The workload marginals: "2-way" or "3-way" (all of that order with at most ``max_cells``
+    cells, as in the AIM authors' script), or a list of column lists (taken as given)."""
+    names = domain.names
     if isinstance(spec, str):
         orders = {"1-way": 1, "2-way": 2, "3-way": 3}
         if spec not in orders:
             raise EngineError(f"workload {spec!r} is not known; use \"2-way\", \"3-way\" or a list of column lists.")
-        return list(itertools.combinations(names, min(orders[spec], len(names))))
+        every = itertools.combinations(names, min(orders[spec], len(names)))
+        workload = [q for q in every if domain.size(q) <= max_cells]
+        if not workload:
+            raise EngineError(f"no {spec} marginal has at most max_cells = {max_cells} cells; raise max_cells.")
+        return workload
     if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
         raise EngineError("workload must be \"2-way\", \"3-way\" or a non-empty list of non-empty column lists.")
     workload = []
@@ -78,7 +86,7 @@ class AIMEngine:
         size = self._options["max_model_size"]
         if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
             raise EngineError(f"max_model_size must be a positive number of megabytes; got {size!r}.")
-        for key in ("rounds", "iterations"):
+        for key in ("rounds", "iterations", "max_cells"):
             value = self._options[key]
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise EngineError(f"{key} must be a whole number of at least 1; got {value!r}.")
@@ -90,7 +98,7 @@ class AIMEngine:
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         require_zcdp(self.name, curator)
         domain = curator.domain
-        workload = resolve_workload(self._options["workload"], domain.names)
+        workload = resolve_workload(self._options["workload"], domain, self._options["max_cells"])
         candidates = candidate_weights(workload)
         columns = [c for c in candidates if len(c) == 1]
         rounds = self._options["rounds"] or 16 * len(domain.names)

@@ -61,36 +61,39 @@ def calibrate(
     total: float,
     out: list[np.ndarray] | None = None,
 ) -> Calibration:
-    """Sum-product belief propagation on ``tree`` (``out``: C-contiguous tables to reuse).
+    """Sum-product belief propagation on ``tree`` (``out``: C-contiguous tables to fill, reused).
 
     Tables are laid out as in ``tree.cliques`` (a child's separator with its parent first), so a
     child's table is a (separator configuration × own cells) matrix. Upward, each clique's
     log-belief (its potential plus its children's messages) is shifted by its maximum within each
     separator configuration and exponentiated in place; the row sums give the message to the
     parent. Downward, a child's marginal is that table divided by its row sums (its conditional
-    given the separator) times the parent's separator marginal. One ``exp`` per cell, and no
-    logarithm of a possibly-zero number.
+    given the separator) times the parent's separator marginal. One ``exp`` per cell, no copy of
+    the potentials, and no logarithm of a possibly-zero number.
     """
     domain, cliques = tree.domain, tree.cliques
-    if out is None:
-        tables = [np.array(theta, dtype=float, order="C") for theta in log_potentials]
-    else:
-        tables = out
-        for table, theta in zip(tables, log_potentials):
-            np.copyto(table, theta)
+    tables = [np.empty(domain.shape(c)) for c in cliques] if out is None else out
+    started: set[int] = set()  # cliques whose table holds their potential plus messages so far
+
+    def log_belief(index: int) -> np.ndarray:
+        return tables[index] if index in started else log_potentials[index]
+
     row_sums: dict[int, np.ndarray] = {}
     for parent, child, separator in reversed(tree.edges):
-        rows = tables[child].reshape(domain.size(separator), -1)
-        peak = rows.max(axis=1, keepdims=True)
-        rows -= peak
+        source = np.reshape(log_belief(child), (domain.size(separator), -1))
+        rows = tables[child].reshape(source.shape)
+        peak = source.max(axis=1, keepdims=True)
+        np.subtract(source, peak, out=rows)
         np.exp(rows, out=rows)
         sums = rows.sum(axis=1, keepdims=True)
         row_sums[child] = sums
-        message = (np.log(sums) + peak).reshape(domain.shape(separator))
-        tables[parent] += align(message, separator, cliques[parent])
+        message = align((np.log(sums) + peak).reshape(domain.shape(separator)), separator, cliques[parent])
+        np.add(log_belief(parent), message, out=tables[parent])
+        started.add(parent)
     root = tables[0]
-    peak = root.max()
-    root -= peak
+    source = log_belief(0)
+    peak = source.max()
+    np.subtract(source, peak, out=root)
     np.exp(root, out=root)
     mass = root.sum()
     root *= total / mass
@@ -110,9 +113,9 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     return np.einsum(*operands, [labels[a] for a in out], optimize=True)
 
 
-def _neighbourhood(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
-    """Attributes sharing a factor with ``attr`` (the scope of the table eliminating it creates)."""
-    return {a for names, _ in factors if attr in names for a in names} - {attr}
+def _scope(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
+    """Attributes of the factors holding ``attr``: what multiplying them together spans."""
+    return {a for names, _ in factors if attr in names for a in names}
 
 
 class GraphicalModel:
@@ -156,7 +159,7 @@ class GraphicalModel:
 
     @property
     def cliques(self) -> tuple[tuple[str, ...], ...]:
-        """The junction tree's maximal cliques (attributes in domain order)."""
+        """The junction tree's maximal cliques (attributes in its table layout, see ``JunctionTree``)."""
         return self.junction_tree.cliques
 
     def _calibrated(self) -> list[np.ndarray]:
@@ -228,8 +231,9 @@ class GraphicalModel:
         The subtree's distribution is its top clique's marginal times every other clique's
         conditional given its separator with its parent. An attribute that is neither wanted nor
         in one of a clique's separators within the subtree appears in no other clique of it, so it
-        is summed out of that clique's table first; the small tables left are then contracted,
-        eliminating the remaining attributes greedily (smallest intermediate table first).
+        is summed out of that clique's table first. The tables left are then contracted greedily:
+        pick the hidden attribute whose tables span the fewest cells, multiply them and sum out
+        every attribute that no other table holds (a whole separator at once, typically).
         """
         tables = self._calibrated()
         subtree = self._covering_subtree(attrs)
@@ -248,13 +252,15 @@ class GraphicalModel:
                 sums = align(marginalise(table, kept, separator), separator, kept)
                 table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
             factors.append((kept, table))
-        hidden = sorted({a for names, _ in factors for a in names} - set(attrs), key=self.domain.index)
+        hidden = {a for names, _ in factors for a in names} - set(attrs)
         while hidden:
-            attr = min(hidden, key=lambda a: self.domain.size(_neighbourhood(factors, a)))
+            attr = min(sorted(hidden, key=self.domain.index), key=lambda a: self.domain.size(_scope(factors, a)))
             involved = [f for f in factors if attr in f[0]]
-            kept = self.domain.canonical(_neighbourhood(involved, attr))
-            factors = [f for f in factors if attr not in f[0]] + [(kept, _contract(involved, kept))]
-            hidden.remove(attr)
+            factors = [f for f in factors if attr not in f[0]]
+            scope = _scope(involved, attr)
+            kept = self.domain.canonical(a for a in scope if a in attrs or any(a in names for names, _ in factors))
+            factors.append((kept, _contract(involved, kept)))
+            hidden -= scope - set(kept)
         return _contract(factors, attrs)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
