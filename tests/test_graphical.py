@@ -226,7 +226,8 @@ def test_samples_follow_the_model_and_a_sampler_ignoring_separators_fails():
         _, p = _chi_square(_counts(codes, model.domain, attrs), model.marginal(attrs))
         assert p > 0.001, attrs
     # pairs that straddle a separator: the wrong sampler breaks their dependence
-    straddling = [(separator[0], model.cliques[child][-1]) for _, child, separator in model.junction_tree.edges if separator]
+    straddling = [(separator[0], model.cliques[child][-1])
+                  for _, child, separator in model.junction_tree.edges if separator]
     for attrs in straddling:
         expected = model.marginal(attrs)
         statistic, _ = _chi_square(_counts(wrong, model.domain, attrs), expected)

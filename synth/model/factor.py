@@ -2,8 +2,9 @@
 
 A ``Factor`` is the potential of one clique of a graphical model. Multiplying factors adds
 their log-values, broadcast over the union of their attributes; ``align`` lays any table along
-a larger set of attributes (how messages and gradients reach a clique's table). Factors are built from model parameters or from noisy measurements only; this
-module never sees private data.
+a larger set of attributes (how messages and gradients reach a clique's table). Factors are
+built from model parameters or from noisy measurements only; this module never sees private
+data.
 """
 
 from __future__ import annotations

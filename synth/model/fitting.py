@@ -37,6 +37,8 @@ noise deviation overall, counts as 1) over the last 50 iterations, or when no st
 loss any more. The returned model is x, turned back into potentials (log of the root's marginal
 and of each other clique's conditional given its separator).
 
+Memory: about six times the model's potential tables (``model_size_mb``) while fitting.
+
 Warm start: the new model starts from the previous model's distribution projected onto the new
 junction tree (the same construction from the previous model's marginals over the new cliques).
 When the previous cliques lie inside the new ones this reproduces the previous model exactly;
@@ -156,7 +158,8 @@ def _loss(targets: Sequence[_Target], measured: Sequence[np.ndarray]) -> float:
     return total
 
 
-def _directions(tree: JunctionTree, targets: Sequence[_Target], gradients: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+def _directions(tree: JunctionTree, targets: Sequence[_Target],
+                gradients: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
     """The loss's gradient pushed to the cliques: each target's gradient is broadcast into its
     source's (smallest targets first), then the outermost ones into their cliques."""
     incoming: list[list[np.ndarray]] = [[] for _ in targets]
@@ -228,6 +231,7 @@ def fit_graphical_model(
         if warm_start.domain != domain:
             raise ValueError("the warm-start model was fitted on another domain; fit without warm_start")
         theta = _potentials(tree, [warm_start.marginal(c) for c in tree.cliques])
+    # z: potentials theta, clique marginals, log-partition, measured marginals; x: clique marginals
     state = calibrate(tree, theta, total)
     z, log_partition = state.marginals, state.log_partition
     measured_z = _measured(targets, z)
@@ -241,7 +245,7 @@ def fit_graphical_model(
     history = [loss]
     iteration, converged = 0, not targets
     while iteration < iterations and not converged:
-        for _ in range(MAX_DOUBLINGS):
+        for _ in range(MAX_DOUBLINGS):  # a mirror step from z at y; backtrack on the bound
             weight_now = 1.0 if restart else _next_weight(weight, previous_bound / bound)
             measured_y = [(1 - weight_now) * p + weight_now * q for p, q in zip(measured_x, measured_z)]
             gradients = [t.precision * (mu - t.mean) for t, mu in zip(targets, measured_y)]
@@ -254,13 +258,15 @@ def fit_graphical_model(
             measured_trial = _measured(targets, trial.marginals)
             divergence = (-step * sum(_dot(mu, g) for mu, g in zip(measured_trial, gradients))
                           - total * (trial.log_partition - log_partition))
-            curvature = 0.5 * sum(_dot(t.precision * (p - q), p - q) for t, p, q in zip(targets, measured_trial, measured_z))
+            curvature = 0.5 * sum(_dot(t.precision * (p - q), p - q)
+                                  for t, p, q in zip(targets, measured_trial, measured_z))
             if curvature <= bound * divergence:
                 break
             bound *= 2
         else:
             converged = True  # no step is small enough to be safe: at the optimum up to rounding
             break
+        # x moves towards the new z unless that raises the loss
         measured_next = [(1 - weight_now) * p + weight_now * q for p, q in zip(measured_x, measured_trial)]
         next_loss = _loss(targets, measured_next)
         if next_loss <= loss:

@@ -117,6 +117,8 @@ class JunctionTree:
 
 def build_junction_tree(domain: Domain, cliques: Iterable[Sequence[str]]) -> JunctionTree:
     """The junction tree of a triangulation of the graph of ``cliques`` (see the module docstring)."""
+    if not len(domain):
+        raise ValueError("a junction tree needs a domain with at least one attribute")
     nodes = maximal_cliques(domain, cliques)
     graph = nx.Graph()
     graph.add_nodes_from(range(len(nodes)))
