@@ -39,7 +39,7 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_cells": 10_000, "max_model_size": 80.0, "rounds": None,
-                            "iterations": 1000}
+                            "iterations": 100}
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 
 
