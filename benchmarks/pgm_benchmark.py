@@ -10,7 +10,7 @@ Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, mbi-mst, mbi-aim, 
 Every run is a fresh process (its peak memory is its own). Error: mean over all 364 3-way
 marginals of the total-variation distance (half the L1 distance) between the normalised
 marginals of the original table and of a synthetic table with as many rows (pgm_common).
-Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
+Runs get OPENBLAS_NUM_THREADS=1. Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
 error over seeds) of everything in that file is appended to benchmarks/RESULTS.md.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -89,7 +90,9 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
                              "(see benchmarks/reference_requirements.txt)")
         command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), *arguments,
                    "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # one BLAS thread: on 2 cores a multithreaded BLAS stalls when anything else runs
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
     record = json.loads(done.stdout.strip().splitlines()[-1])
