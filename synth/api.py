@@ -24,7 +24,7 @@ from synth.generate import generate
 from synth.manifest import build_manifest, save_manifest
 from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
-from synth.tableio import read_table, write_table
+from synth.tableio import parquet_available, read_table, write_table
 
 DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9
 
@@ -99,7 +99,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         check_writable(out / name, force)  # refuse before spending any budget
     description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows,
                            seed=seed, progress=progress, report_to=report_to)
-    progress.message("sampling synthetic rows")
+    progress.message("fitting the model and sampling synthetic rows")
     synthetic = generate(description, seed=seed)
     with staged_release(out, names, force) as stage:
         save_description(description, stage / "description.json")
@@ -110,15 +110,6 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"
     return RunResult(synthetic, description, files)
-
-
-def parquet_available() -> bool:
-    """Whether pyarrow is installed (the ``parquet`` extra), so Parquet can be written too."""
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,

@@ -109,10 +109,17 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise InputFileError(f"cannot read {path} ({type(exc).__name__}); check that it is a complete CSV file.") from None
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def parquet_available() -> bool:
+    """Whether pyarrow is installed (the ``parquet`` extra), so Parquet files can be read and written."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    if not parquet_available():
         raise InputFileError(
             f"reading {path} needs pyarrow. Install it (pip install 'synth[parquet]') or convert the file to CSV."
         ) from None
@@ -149,12 +156,10 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
     """
     p = Path(path)
     if _format(p, OutputError) == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
+        if not parquet_available():
             raise OutputError(
                 f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV."
-            ) from None
+            )
         return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force)
     compression = "gzip" if p.name.lower().endswith(".gz") else None
     sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","

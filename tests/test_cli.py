@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from synth.cli import main
-from tests.conftest import mixed_table
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
