@@ -48,3 +48,16 @@ def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[s
             f"engine {engine!r} has no option(s) {unknown}; its options are "
             f"{sorted(known) or 'none'}. Fix [engine_options] in the profile."
         )
+
+
+class WithoutOptions:
+    """Base of engines that take no options: any option given is an error."""
+
+    name: ClassVar[str]
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        reject_unknown_options(self.name, options, set())
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {}

@@ -7,26 +7,18 @@ accurate. This is DataSynthesizer's "independent attribute mode".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, reject_unknown_options
+from synth.engines.base import EngineResult, WithoutOptions
 from synth.privacy import split_budget
 from synth.progress import Progress
 
 
-class IndependentEngine:
+class IndependentEngine(WithoutOptions):
     """Measures each 1-way marginal (and, under add-remove, the row count)."""
 
     name: ClassVar[str] = "independent"
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        reject_unknown_options(self.name, options, set())
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {}
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         names = curator.domain.names

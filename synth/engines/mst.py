@@ -16,14 +16,13 @@ useful. The graphical-model fitter then combines all measurements into one consi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import networkx as nx
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, reject_unknown_options
+from synth.engines.base import EngineResult, WithoutOptions
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way
 from synth.model.estimation import estimate_total, project_to_simplex
@@ -40,17 +39,10 @@ def require_zcdp(engine: str, curator: Curator) -> None:
         )
 
 
-class MSTEngine:
+class MSTEngine(WithoutOptions):
     """1-way marginals, compression, a DP maximum spanning tree of pairs, its 2-way marginals."""
 
     name: ClassVar[str] = "mst"
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        reject_unknown_options(self.name, options, set())
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {}
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         require_zcdp(self.name, curator)
