@@ -88,6 +88,12 @@ def main() -> None:
          ["run", str(big), "--profile", str(profile), "-o", str(OUT / "million"), "--force", "--quiet", "--seed", "1"]),
         ("1,000,000 × 15, no profile, ε=1, δ=1e-9",
          ["run", str(big), "--epsilon", "1", "-o", str(OUT / "million_noprofile"), "--force", "--quiet", "--seed", "1"]),
+        ("1,000,000 × 15, profile, engine mst, ε=1, δ=1e-9",
+         ["run", str(big), "--profile", str(profile), "--engine", "mst", "-o", str(OUT / "million_mst"), "--force",
+          "--quiet", "--seed", "1"]),
+        ("demo data, profile, engine aim, ε=1, δ=1e-9",
+         ["run", str(csv), "--profile", str(profile), "--engine", "aim", "-o", str(OUT / "demo_aim"), "--force",
+          "--quiet", "--seed", "1"]),
     ]
     rows = []
     for label, argv in cases:
