@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import EngineError
-from synth.measurement import Measurement
+from synth.measurement import MECHANISM_STD, Measurement
 from synth.neighbours import Neighbouring
 from synth.model.domain import Domain
 from synth.privacy import (
@@ -41,6 +41,11 @@ class NoisyCounts:
     values: np.ndarray
     mechanism: str
     noise_scale: float
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of the noise added to each count."""
+        return float(MECHANISM_STD[self.mechanism](self.noise_scale))
 
 
 class CountRelease:

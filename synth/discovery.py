@@ -122,8 +122,7 @@ def discover_numeric(name: str, series: pd.Series, kind: Kind, counts: CountRele
     # inner bucket j holds [edges[j], edges[j + 1]); values beyond the grid are clipped when encoded
     exact = np.bincount(np.searchsorted(edges, values, side="right") - 1, minlength=edges.size - 1)
     noisy = counts.release(exact, budget, query=f"bounds({name}): histogram over public buckets")
-    std = noisy.noise_scale * (1.0 if noisy.mechanism == "discrete_gaussian" else math.sqrt(2.0))
-    first, last, detected = detect_range(noisy.values.astype(float), std)
+    first, last, detected = detect_range(noisy.values.astype(float), noisy.std)
     if not detected and notes is not None:
         notes.append(
             f"column {name!r}: the noisy histogram was too weak to locate its values (few rows for "
@@ -175,8 +174,7 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     exact = np.bincount(classes[classes >= 0], minlength=len(CELL_CLASSES))
     released = counts.release(exact, budget, query=f"kind({name}): what the cells read as")
     noisy = np.maximum(released.values.astype(float), 0.0)
-    std = released.noise_scale * (1.0 if released.mechanism == "discrete_gaussian" else math.sqrt(2.0))
-    if noisy.max() < VOTE_MARGIN * std:
+    if noisy.max() < VOTE_MARGIN * released.std:
         if notes is not None:
             notes.append(f"column {name!r}: too few rows to tell its kind under this budget; "
                          "treated as text. Give its kind in a profile.")

@@ -120,7 +120,7 @@ class AIMEngine:
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
             cliques = [m.attrs for m in measurements]
             limit = cap * spent_share
-            allowed = [c for c in candidates if _covered(c, model) or (
+            allowed = [c for c in candidates if model.junction_tree.containing(c) is not None or (
                 domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap test first: c alone must fit
                 and model_size_mb(domain, cliques + [c]) <= limit)]
             sigma = l2 / math.sqrt(2 * rho_measure)
@@ -143,7 +143,3 @@ class AIMEngine:
         output = {"workload": [list(q) for q in workload], "selected": selected, "rounds": len(selected)}
         return EngineResult(tuple(measurements), output)
 
-
-def _covered(clique: tuple[str, ...], model: Any) -> bool:
-    """Whether the model's junction tree already holds ``clique`` inside one of its cliques."""
-    return any(set(clique) <= set(c) for c in model.cliques)

@@ -19,7 +19,7 @@ import pandas as pd
 from synth.errors import DataError
 from synth.evaluate.fidelity import ks_statistic, kway_tvds, marginal_tvd
 from synth.profile import draft_profile
-from synth.schema import Kind, Schema
+from synth.schema import Kind, Schema, parse_values
 
 SCHEMA_VERSION = 1
 NOT_DP_NOTICE = ("This evaluation reads the original data; its numbers are not differentially "
@@ -75,14 +75,6 @@ class Evaluation:
         return out
 
 
-def _numeric(series: pd.Series, kind: Kind) -> np.ndarray:
-    if kind == Kind.DATETIME:
-        values = pd.to_datetime(series, errors="coerce", format="mixed").dropna()
-        return values.astype("int64").to_numpy(dtype=float)
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    return values[np.isfinite(values)]
-
-
 def evaluate(original: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None = None,
              missing_markers: tuple[str, ...] = ("",)) -> Evaluation:
     """Per-column and 2-way fidelity of ``synthetic`` to ``original``."""
@@ -106,7 +98,8 @@ def evaluate(original: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | N
     for j, col in enumerate(schema.columns):
         ks = None
         if col.kind in (Kind.INTEGER, Kind.FLOAT, Kind.DATETIME):
-            a, b = _numeric(original[col.name], col.kind), _numeric(synthetic[col.name], col.kind)
+            a, b = (parse_values(df[col.name], col.kind, schema.missing_markers)[0] for df in (original, synthetic))
+            a, b = a[np.isfinite(a)], b[np.isfinite(b)]
             ks = ks_statistic(a, b) if a.size and b.size else math.nan
         columns.append(ColumnFidelity(col.name, col.kind.value,
                                       marginal_tvd(codes_o, codes_s, schema.sizes, [j]), ks))
