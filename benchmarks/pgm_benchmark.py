@@ -10,7 +10,8 @@ Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, mbi-mst, mbi-aim, 
 Every run is a fresh process (its peak memory is its own). Error: mean over all 364 3-way
 marginals of the total-variation distance (half the L1 distance) between the normalised
 marginals of the original table and of a synthetic table with as many rows (pgm_common).
-Runs get OPENBLAS_NUM_THREADS=1. Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
+Runs get OPENBLAS_NUM_THREADS=1. Runs already recorded are skipped (resumable; --redo repeats them).
+Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
 error over seeds) of everything in that file is appended to benchmarks/RESULTS.md.
 """
 
@@ -120,18 +121,27 @@ def main() -> None:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--redo", action="store_true",
+                        help="run again (case, ε, seed) triples already in pgm_runs.jsonl; by default they are skipped")
+    parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     command = "python benchmarks/pgm_benchmark.py " + " ".join(sys.argv[1:])
+    done = set() if args.redo or not RUNS.exists() else {
+        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, RUNS.read_text().splitlines())}
     for epsilon in args.epsilons:
         for seed in range(args.seeds):
             for case in args.cases:
+                if (case, float(epsilon), seed) in done:
+                    continue
                 record = run_case(case, epsilon, seed)
                 record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 with RUNS.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
                 print(f"{case:15s} eps={epsilon:<5g} seed={seed} tvd={record['tvd_3way']:.4f} "
                       f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
+    if args.no_summary:
+        return
     records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"

@@ -69,20 +69,95 @@ Callback = Callable[[int, float], None]
 
 
 @dataclass(frozen=True)
-class _Target:
-    """All measurements of one attribute set, pooled: the loss is Σ ½ precision (μ − mean)² + offset.
-
-    The model's marginal is summed from ``source``: the smallest earlier target holding these
-    attributes, else the clique ``clique``; gradients flow back the same way.
-    """
+class _Node:
+    """One marginal the fit computes in every iteration: summed from ``source`` (an earlier node),
+    or from the table of junction-tree clique ``clique`` when ``source`` is None."""
 
     attrs: tuple[str, ...]  # in domain order
-    clique: int  # index of the junction-tree clique that holds the attributes
-    source: int | None  # index of the target this marginal is summed from (None: the clique table)
-    around: tuple[str, ...]  # the attributes of the source (target or clique), in its axis order
+    clique: int  # index of the junction-tree clique it comes from (directly or through sources)
+    source: int | None
+    around: tuple[str, ...]  # the attributes of the source (node or clique), in its axis order
+
+
+@dataclass(frozen=True)
+class _Target:
+    """All measurements of one attribute set, pooled: the loss is Σ ½ precision (μ − mean)² + offset,
+    μ being the marginal computed by node ``node``."""
+
+    attrs: tuple[str, ...]  # in domain order
+    node: int
     mean: np.ndarray  # precision-weighted mean of the measurements, in units of the marginal
     precision: np.ndarray  # Σ w² / σ² per cell
     offset: float  # the loss left when the marginal equals ``mean``
+
+
+class _Plan:
+    """How to compute many marginals of the clique tables with few passes over big tables.
+
+    Summing a clique table costs its size, once per marginal wanted from it. Instead, the
+    marginals wanted from one table are split greedily: take the attribute that most of them
+    lack, sum it out once into an intermediate table (the union of those marginals), serve those
+    marginals from the smaller table (recursively), and the rest from the original table. The
+    gradient flows back along the same nodes, in reverse.
+    """
+
+    def __init__(self, domain: Domain, tree: JunctionTree, wanted: Sequence[tuple[str, ...]]) -> None:
+        self.domain, self.nodes, self.index = domain, [], {}
+        by_clique: dict[int, list[tuple[str, ...]]] = defaultdict(list)
+        for key in wanted:
+            by_clique[tree.containing(key)].append(key)
+        for clique, keys in sorted(by_clique.items()):
+            self._serve(clique, None, tree.cliques[clique], keys)
+
+    def _add(self, attrs: tuple[str, ...], clique: int, source: int | None, around: tuple[str, ...]) -> int:
+        self.nodes.append(_Node(attrs, clique, source, around))
+        return len(self.nodes) - 1
+
+    def _serve(self, clique: int, source: int | None, around: tuple[str, ...], keys: list[tuple[str, ...]]) -> None:
+        pending = []
+        for key in keys:
+            if source is not None and set(key) == set(around):
+                self.index[key] = source
+            else:
+                pending.append(key)
+        while pending:
+            lacking = {a: sum(a not in key for key in pending) for a in around}
+            dropped = max(around, key=lambda a: (lacking[a], self.domain.size((a,))))
+            if lacking[dropped] < 2:
+                for key in pending:
+                    self.index[key] = self._add(key, clique, source, around)
+                return
+            group = [key for key in pending if dropped not in key]
+            union = self.domain.canonical({a for key in group for a in key})
+            self._serve(clique, self._add(union, clique, source, around), union, group)
+            pending = [key for key in pending if dropped in key]
+
+    def marginals(self, clique_tables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Every node's marginal, from the clique marginals."""
+        values: list[np.ndarray] = []
+        for n in self.nodes:
+            values.append(marginalise(clique_tables[n.clique] if n.source is None else values[n.source], n.around, n.attrs))
+        return values
+
+    def push(self, tree: JunctionTree, gradients: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """Gradients with respect to node marginals, pushed down to the clique tables."""
+        incoming: list[list[np.ndarray]] = [[] for _ in self.nodes]
+        for node, gradient in gradients.items():
+            incoming[node].append(gradient)
+        into_clique: dict[int, list[np.ndarray]] = defaultdict(list)
+        for j in reversed(range(len(self.nodes))):
+            if not incoming[j]:
+                continue
+            n = self.nodes[j]
+            gradient = incoming[j][0] if len(incoming[j]) == 1 else sum(incoming[j][1:], start=incoming[j][0])
+            (into_clique[n.clique] if n.source is None else incoming[n.source]).append(align(gradient, n.attrs, n.around))
+        directions = {}
+        for c, terms in into_clique.items():
+            direction = np.zeros(tree.domain.shape(tree.cliques[c]))
+            for term in terms:
+                direction += term
+            directions[c] = direction
+        return directions
 
 
 def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
@@ -106,7 +181,7 @@ def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
     return domain.canonical(m.attrs)
 
 
-def _targets(domain: Domain, tree: JunctionTree, measurements: Sequence[Measurement]) -> list[_Target]:
+def _targets(domain: Domain, tree: JunctionTree, measurements: Sequence[Measurement]) -> tuple[_Plan, list[_Target]]:
     pooled: dict[tuple[str, ...], list[tuple[np.ndarray, np.ndarray, float]]] = defaultdict(list)
     for m in measurements:
         key = _checked_attrs(domain, m)
@@ -115,34 +190,20 @@ def _targets(domain: Domain, tree: JunctionTree, measurements: Sequence[Measurem
         weights = np.ones(values.shape) if m.weights is None else (
             np.asarray(m.weights, dtype=float).reshape(domain.shape(m.attrs)).transpose(order))
         pooled[key].append((values, weights, m.std))
+    plan = _Plan(domain, tree, list(pooled))
     targets: list[_Target] = []
-    for key in sorted(pooled, key=lambda k: (-len(k), -domain.size(k), [domain.index(a) for a in k])):
-        group = pooled[key]
+    for key, group in pooled.items():
         precision = np.ascontiguousarray(sum(w**2 / s**2 for _, w, s in group))
         mean = np.ascontiguousarray(sum(w * y / s**2 for y, w, s in group) / precision)
         offset = sum(0.5 * float(np.sum(((w * mean - y) / s) ** 2)) for y, w, s in group)
-        holders = [j for j, t in enumerate(targets) if set(key) < set(t.attrs)]
-        source = min(holders, key=lambda j: domain.size(targets[j].attrs)) if holders else None
-        clique = tree.containing(key) if source is None else targets[source].clique
-        around = tree.cliques[clique] if source is None else targets[source].attrs
-        targets.append(_Target(
-            attrs=key,
-            clique=clique,
-            source=source,
-            around=around,
-            mean=mean,
-            precision=precision,
-            offset=offset,
-        ))
-    return targets
+        targets.append(_Target(attrs=key, node=plan.index[key], mean=mean, precision=precision, offset=offset))
+    return plan, targets
 
 
-def _measured(targets: Sequence[_Target], marginals: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _measured(plan: _Plan, targets: Sequence[_Target], marginals: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Each target's marginal (domain order) from the clique marginals."""
-    measured: list[np.ndarray] = []
-    for t in targets:
-        measured.append(marginalise(marginals[t.clique] if t.source is None else measured[t.source], t.around, t.attrs))
-    return measured
+    values = plan.marginals(marginals)
+    return [values[t.node] for t in targets]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -156,25 +217,6 @@ def _loss(targets: Sequence[_Target], measured: Sequence[np.ndarray]) -> float:
         residual = mu - t.mean
         total += 0.5 * _dot(t.precision * residual, residual) + t.offset
     return total
-
-
-def _directions(tree: JunctionTree, targets: Sequence[_Target],
-                gradients: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
-    """The loss's gradient pushed to the cliques: each target's gradient is broadcast into its
-    source's (smallest targets first), then the outermost ones into their cliques."""
-    incoming: list[list[np.ndarray]] = [[] for _ in targets]
-    into_clique: dict[int, list[np.ndarray]] = defaultdict(list)
-    for j in reversed(range(len(targets))):
-        t = targets[j]
-        gradient = sum(incoming[j], start=gradients[j])
-        (into_clique[t.clique] if t.source is None else incoming[t.source]).append(align(gradient, t.attrs, t.around))
-    directions = {}
-    for c, terms in into_clique.items():
-        direction = np.zeros(tree.domain.shape(tree.cliques[c]))
-        for term in terms:
-            direction += term
-        directions[c] = direction
-    return directions
 
 
 def _potentials(tree: JunctionTree, marginals: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -224,7 +266,7 @@ def fit_graphical_model(
         raise ValueError(f"iterations must be at least 0; got {iterations}")
     measured = [m for m in measurements if m.attrs]
     tree = build_junction_tree(domain, [m.attrs for m in measured] + list(cliques or []))
-    targets = _targets(domain, tree, measured)
+    plan, targets = _targets(domain, tree, measured)
     if warm_start is None:
         theta = [np.zeros(domain.shape(c)) for c in tree.cliques]
     else:
@@ -234,10 +276,10 @@ def fit_graphical_model(
     # z: potentials theta, clique marginals, log-partition, measured marginals; x: clique marginals
     state = calibrate(tree, theta, total)
     z, log_partition = state.marginals, state.log_partition
-    measured_z = _measured(targets, z)
+    measured_z = _measured(plan, targets, z)
     x, measured_x = [table.copy() for table in z], measured_z
     loss = _loss(targets, measured_x)
-    steered = {t.clique for t in targets}  # cliques whose potentials move
+    steered = {n.clique for n in plan.nodes}  # cliques whose potentials move
     spare = {c: np.empty_like(theta[c]) for c in steered}
     spare_z = [np.empty_like(table) for table in z]
     bound = total * sum(float(t.precision.max()) for t in targets) / OPTIMISM
@@ -251,11 +293,11 @@ def fit_graphical_model(
             gradients = [t.precision * (mu - t.mean) for t, mu in zip(targets, measured_y)]
             step = 1.0 / (weight_now * bound)
             trial_theta = list(theta)
-            for c, direction in _directions(tree, targets, gradients).items():
+            for c, direction in plan.push(tree, {t.node: g for t, g in zip(targets, gradients)}).items():
                 trial_theta[c] = np.multiply(direction, -step, out=spare[c])
                 trial_theta[c] += theta[c]
             trial = calibrate(tree, trial_theta, total, out=spare_z)
-            measured_trial = _measured(targets, trial.marginals)
+            measured_trial = _measured(plan, targets, trial.marginals)
             divergence = (-step * sum(_dot(mu, g) for mu, g in zip(measured_trial, gradients))
                           - total * (trial.log_partition - log_partition))
             curvature = 0.5 * sum(_dot(t.precision * (p - q), p - q)
@@ -281,7 +323,7 @@ def fit_graphical_model(
             theta = _potentials(tree, x)
             state = calibrate(tree, theta, total, out=z)
             z, log_partition = state.marginals, state.log_partition
-            measured_z, restart = _measured(targets, z), True
+            measured_z, restart = _measured(plan, targets, z), True
         weight, previous_bound = weight_now, bound
         bound /= RELAX
         iteration += 1
