@@ -99,3 +99,33 @@ def mean_kway_tvd_model(
         for cols in itertools.combinations(range(len(sizes)), k)
     ]
     return float(np.mean(errors))
+
+
+def widened_adult_coded(width: int = 40, seed: int = 2026,
+                        data_dir: Path | str = DATA_DIR) -> tuple[np.ndarray, dict[str, int]]:
+    """adult_coded widened to ``width`` columns with made-up ones (a fixed recipe, seeded).
+
+    Every other added column is a noisy copy of an adult column (its codes folded into at most 12
+    values, then 30 % of the cells replaced by random values), so the wide table still has
+    dependence to find; the rest are independent columns of 2 to 30 values with skewed
+    (Dirichlet) frequencies.
+    """
+    codes, sizes = load_adult_coded(data_dir)
+    rng = np.random.default_rng(seed)
+    names, columns = list(sizes), [codes[:, j] for j in range(codes.shape[1])]
+    domain = dict(sizes)
+    for extra in range(width - len(names)):
+        if extra % 2 == 0:
+            parent = extra // 2 % len(names)
+            size = min(domain[names[parent]], 12)
+            column = columns[parent] % size
+            noisy = rng.random(column.size) < 0.3
+            column = np.where(noisy, rng.integers(0, size, column.size), column)
+            name = f"copy{extra}-{names[parent]}"
+        else:
+            size = int(rng.integers(2, 31))
+            column = rng.choice(size, size=codes.shape[0], p=rng.dirichlet(np.full(size, 0.7)))
+            name = f"random{extra}"
+        domain[name] = size
+        columns.append(column.astype(np.int64))
+    return np.column_stack(columns), domain

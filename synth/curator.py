@@ -105,7 +105,7 @@ class Curator:
     def __init__(self, codes: np.ndarray, domain: Domain, counts: CountRelease) -> None:
         if codes.ndim != 2 or codes.shape[1] != len(domain.names):
             raise ValueError("codes must be a (rows, columns) matrix matching the domain")
-        self._codes = codes
+        self._codes = np.asfortranarray(codes)  # columns contiguous: marginals read a few columns
         self._counts = counts
         self._answers: dict[tuple[str, ...], np.ndarray] = {}
         self._cached_cells = 0

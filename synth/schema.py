@@ -775,7 +775,7 @@ class Schema:
         doubled = [n for n in self.names if int((df.columns == n).sum()) > 1]
         if doubled:
             raise DataError(f"the data has column(s) {doubled} more than once; rename or drop the copies.")
-        codes = np.empty((len(df), len(self.columns)), dtype=np.int32)
+        codes = np.empty((len(df), len(self.columns)), dtype=np.int32, order="F")
         counts = []
         for j, column in enumerate(self.columns):
             encode = _encode_numeric if column.kind in NUMERIC_KINDS else _encode_listed

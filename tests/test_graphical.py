@@ -26,6 +26,7 @@ STRUCTURES = [
     [("a", "c"), ("b", "d"), ("a", "d"), ("b", "c"), ("e",), ("e", "f"), ("d", "f")],
     [("a",), ("b",), ("c", "d")],  # disconnected pieces
     [("a", "b", "c"), ("b", "c", "d"), ("c", "d", "e"), ("a", "e")],
+    [("a", "b"), ("b", "c"), ("d", "e"), ("e", "f")],  # two chains: (a, c, d, f) needs both eliminated
 ]
 
 
@@ -163,6 +164,25 @@ def test_marginals_are_cached_and_read_only():
         first[0, 0] = 1.0
     with pytest.raises(ValueError, match="not in the domain"):
         model.marginal(("a", "zz"))
+
+
+def test_covering_subtrees_are_minimal_per_independent_part_and_merging_bounds_the_size():
+    names = tuple("abcdefg")
+    domain = Domain(names, (2, 3, 4, 5, 6, 7, 8))
+    # a-b-c-d chain, e-f pair, g alone: three parts joined only by empty separators
+    tree = build_junction_tree(domain, [("a", "b"), ("b", "c"), ("c", "d"), ("e", "f"), ("g",)])
+    index = {frozenset(c): i for i, c in enumerate(tree.cliques)}
+    parts = tree.covering_subtrees(("a", "c", "f"))
+    assert sorted(sorted(map(sorted, (tree.cliques[i] for i in part))) for part in parts) == [
+        [["a", "b"], ["b", "c"]], [["e", "f"]]]
+    assert tree.covering_subtrees(("b",)) in ([{index[frozenset("ab")]}], [{index[frozenset("bc")]}])
+    assert tree.covering_subtrees(("a", "d"))[0] == {index[frozenset(p)] for p in ("ab", "bc", "cd")}
+    # merging a-b, b-c and e-f into one clique {a, b, c, e, f} (2*3*4*6*7 cells) plus c-d and g
+    assert tree.merged_size_mb(("a", "c", "f")) == pytest.approx((1008 + 20 + 8) * 8 / 2**20)
+    # the merged tree is one valid structure for the cliques plus the new one; here the greedy
+    # triangulation of the same cliques finds one no larger
+    wanted = [("a", "b"), ("b", "c"), ("c", "d"), ("e", "f"), ("g",), ("a", "c", "f")]
+    assert model_size_mb(domain, wanted) <= tree.merged_size_mb(("a", "c", "f"))
 
 
 def test_a_three_way_marginal_across_a_long_chain_is_cheap_and_exact():

@@ -5,7 +5,9 @@ model, then repeats rounds until the budget is spent. Each round
 
 1. keeps the candidates (every marginal inside a workload marginal) whose addition keeps the
    model within a size cap that grows with the share of budget spent (``max_model_size`` MB at
-   the end), or that the model already covers;
+   the end), or that the model already covers. The size with a candidate is first bounded by
+   merging the cliques that cover it into one (cheap); only when that bound is over the cap is
+   the model's junction tree rebuilt with the candidate to measure it;
 2. picks one with the exponential mechanism, scoring candidate r by
    ``w_r * (‖x_r − model_r‖₁ − sqrt(2/π) σ n_r)``: its L1 error minus the error that measuring
    it would leave (n_r cells, noise σ), weighted by its overlap with the workload;
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -72,7 +75,9 @@ def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ..
     """Every marginal inside a workload marginal, weighted by its total overlap with the workload."""
     closure = {sub for query in workload for k in range(1, len(query) + 1)
                for sub in itertools.combinations(query, k)}
-    return {c: float(sum(len(set(c) & set(q)) for q in workload)) for c in sorted(closure, key=lambda c: (len(c), c))}
+    # Σ_q |c ∩ q| = Σ_{a ∈ c} (number of workload marginals holding a)
+    holding = Counter(a for query in workload for a in query)
+    return {c: float(sum(holding[a] for a in c)) for c in sorted(closure, key=lambda c: (len(c), c))}
 
 
 class AIMEngine:
@@ -120,9 +125,10 @@ class AIMEngine:
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
             cliques = [m.attrs for m in measurements]
             limit = cap * spent_share
-            allowed = [c for c in candidates if model.junction_tree.containing(c) is not None or (
-                domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap test first: c alone must fit
-                and model_size_mb(domain, cliques + [c]) <= limit)]
+            tree = model.junction_tree
+            allowed = [c for c in candidates if tree.containing(c) is not None or (
+                domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
+                and tree.merged_size_mb(c) <= limit)]  # and merging the cliques that cover it fits
             sigma = l2 / math.sqrt(2 * rho_measure)
             penalty = math.sqrt(2 / math.pi) * sigma
             before = [model.marginal(c) for c in allowed]

@@ -110,7 +110,8 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     operands: list = []
     for attrs, table in factors:
         operands += [table, [labels[a] for a in attrs]]
-    return np.einsum(*operands, [labels[a] for a in out], optimize=True)
+    # path search costs more than it saves for two tables (most calls)
+    return np.einsum(*operands, [labels[a] for a in out], optimize=len(factors) > 2)
 
 
 def _scope(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
@@ -156,6 +157,7 @@ class GraphicalModel:
         self._log_potentials = [f.values for f in combined]
         self._clique_marginals: list[np.ndarray] | None = None
         self._cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._cache_bytes = 0
 
     @property
     def cliques(self) -> tuple[tuple[str, ...], ...]:
@@ -188,9 +190,9 @@ class GraphicalModel:
 
     def _remember(self, key: tuple[str, ...], table: np.ndarray) -> None:
         self._cache[key] = table
-        held = sum(t.nbytes for t in self._cache.values())
-        while held > MARGINAL_CACHE_BYTES and len(self._cache) > 1:
-            held -= self._cache.pop(next(iter(self._cache))).nbytes
+        self._cache_bytes += table.nbytes
+        while self._cache_bytes > MARGINAL_CACHE_BYTES and len(self._cache) > 1:
+            self._cache_bytes -= self._cache.pop(next(iter(self._cache))).nbytes
 
     def _compute_marginal(self, attrs: tuple[str, ...]) -> np.ndarray:
         tables = self._calibrated()
@@ -201,32 +203,22 @@ class GraphicalModel:
             return marginalise(tables[home], self.cliques[home], attrs)
         return self._eliminate(attrs)
 
-    def _covering_subtree(self, attrs: tuple[str, ...]) -> set[int]:
-        """The smallest connected set of cliques covering ``attrs``: prune leaves that add none of them.
-
-        By running intersection, a leaf holding a wanted attribute outside its separator is the
-        only clique holding it; any other leaf can go.
-        """
-        wanted = set(attrs)
-        neighbours: dict[int, dict[int, tuple[str, ...]]] = {i: {} for i in range(len(self.cliques))}
-        for parent, child, separator in self.junction_tree.edges:
-            neighbours[parent][child] = separator
-            neighbours[child][parent] = separator
-        kept = set(neighbours)
-        leaves = [i for i in kept if len(neighbours[i]) == 1]
-        while leaves and len(kept) > 1:
-            leaf = leaves.pop()
-            if leaf not in kept:
-                continue
-            ((other, separator),) = ((j, s) for j, s in neighbours[leaf].items() if j in kept)
-            if wanted & set(self.cliques[leaf]) <= set(separator):
-                kept.discard(leaf)
-                if sum(j in kept for j in neighbours[other]) == 1:
-                    leaves.append(other)
-        return kept
-
     def _eliminate(self, attrs: tuple[str, ...]) -> np.ndarray:
-        """Variable elimination over the covering subtree.
+        """A marginal no clique holds: attributes in independent parts of the tree (joined only by
+        empty separators) are computed part by part and multiplied (an outer product, rescaled
+        to ``total``); within a part, by variable elimination over its covering subtree."""
+        parts = []
+        for subtree in self.junction_tree.covering_subtrees(attrs):
+            held = set().union(*(self.cliques[i] for i in subtree))
+            inside = tuple(a for a in attrs if a in held)
+            parts.append((inside, self._eliminate_within(inside, subtree)))
+        if len(parts) == 1:
+            return parts[0][1]
+        product = _contract(parts, attrs)
+        return product / self.total ** (len(parts) - 1)
+
+    def _eliminate_within(self, attrs: tuple[str, ...], subtree: set[int]) -> np.ndarray:
+        """Variable elimination over a connected subtree covering ``attrs``.
 
         The subtree's distribution is its top clique's marginal times every other clique's
         conditional given its separator with its parent. An attribute that is neither wanted nor
@@ -236,7 +228,9 @@ class GraphicalModel:
         every attribute that no other table holds (a whole separator at once, typically).
         """
         tables = self._calibrated()
-        subtree = self._covering_subtree(attrs)
+        if len(subtree) == 1:
+            (only,) = subtree
+            return marginalise(tables[only], self.cliques[only], attrs)
         edges = [(p, c, sep) for p, c, sep in self.junction_tree.edges if p in subtree and c in subtree]
         (top,) = subtree - {c for _, c, _ in edges}
         shared: dict[int, set[str]] = {i: set(attrs) for i in subtree}
