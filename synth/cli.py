@@ -55,7 +55,7 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=number, help="privacy budget epsilon (> 0); overrides the profile")
     p.add_argument("--delta", type=number, help="privacy budget delta in [0, 1); overrides the profile "
                    f"(default without a profile: {api.DEFAULT_DELTA_WITHOUT_PROFILE:g})")
-    p.add_argument("--engine", help="engine name (default: the profile's, else 'independent')")
+    p.add_argument("--engine", help="engine name (default: the profile's, else 'aim' when delta > 0, 'independent' when delta = 0)")
     p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (never share the result)")
 
 

@@ -93,7 +93,7 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
     """Measure the private table ``df`` as ``profile`` says, under its privacy budget."""
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DataError("the table has no rows or no columns; there is nothing to describe.")
-    engine = make_engine(profile.engine, profile.engine_options)  # fail on bad options before spending
+    engine = make_engine(profile.engine_name, profile.engine_options)  # fail on bad options before spending
     neighbouring = Neighbouring(profile.neighbouring)
     to_discover = _columns_to_discover(df, profile)
     if profile.schema is not None:
@@ -117,7 +117,7 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
     description = Description(
         schema=schema,
         measurements=result.measurements,
-        engine=profile.engine,
+        engine=profile.engine_name,
         engine_options=engine.options,
         engine_output=result.output,
         neighbouring=neighbouring.relation,

@@ -7,7 +7,7 @@ A profile says what a release may spend and what is publicly known about the col
     epsilon = 1.0                        # privacy budget: a number > 0
     delta = 1e-9                         # 0 <= delta < 1 (default 0: pure DP)
     neighbouring = "add-remove"          # or "replace"
-    engine = "independent"
+    engine = "aim"                       # default: aim when delta > 0 (zCDP), else independent
     rows = 30162                         # rows to generate (default: the noisy row count)
     seed = 42                            # seeded, reproducible noise: tests and benchmarks only
     missing_markers = ["", "<NULL>"]     # cells read as missing (blank cells always are)
@@ -157,7 +157,7 @@ class Profile:
     epsilon: float
     delta: float = 0.0
     neighbouring: str = "add-remove"
-    engine: str = "independent"
+    engine: str | None = None  # None: ``default_engine``
     engine_options: dict[str, Any] = field(default_factory=dict)
     rows: int | None = None
     seed: int | None = None
@@ -187,8 +187,8 @@ class Profile:
             raise ProfileError(
                 f"composition is {self.composition!r}; it must be one of {', '.join(map(repr, COMPOSITION))}."
             )
-        if not isinstance(self.engine, str) or not self.engine:
-            raise ProfileError("engine must be the name of an engine, e.g. \"independent\".")
+        if self.engine is not None and (not isinstance(self.engine, str) or not self.engine):
+            raise ProfileError("engine must be the name of an engine, e.g. \"aim\", or left out.")
         if not isinstance(self.engine_options, Mapping):
             raise ProfileError("engine_options must be a table of engine settings.")
         set_(self, "engine_options", dict(self.engine_options))
@@ -218,6 +218,16 @@ class Profile:
                 "the profile's missing_markers differ from its schema's; give them once, in [release]."
             )
         return markers
+
+    @property
+    def engine_name(self) -> str:
+        """The engine that runs: the one named, else ``aim`` (the most accurate, see
+        benchmarks/RESULTS.md) when the budget is accounted in zCDP (delta > 0), else
+        ``independent`` (pure DP)."""
+        if self.engine is not None:
+            return self.engine
+        zcdp = self.delta > 0 and self.accounting in (None, "zcdp")
+        return "aim" if zcdp else "independent"
 
     def with_overrides(self, **overrides: Any) -> Profile:
         """A copy with the given settings replaced; a value of None means "not given".
@@ -347,8 +357,9 @@ def profile_to_toml(profile: Profile) -> str:
         parts.append(_DRAFT_HEADER)
     release: dict[str, Any] = {
         "epsilon": profile.epsilon, "delta": profile.delta, "neighbouring": profile.neighbouring,
-        "engine": profile.engine,
     }
+    if profile.engine is not None:
+        release["engine"] = profile.engine
     release.update({k: v for k, v in (("rows", profile.rows), ("seed", profile.seed)) if v is not None})
     release["missing_markers"] = list(profile.missing_markers or ("",))
     if schema is not None and schema.other_label != DEFAULT_OTHER_LABEL:

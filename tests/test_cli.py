@@ -185,7 +185,7 @@ def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypa
 
     monkeypatch.setattr(IndependentEngine, "describe", greedy)
     out = tmp_path / "o"
-    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(out))
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "1", "--engine", "independent", "-o", str(out))
     assert_clean_error(code, err, "budget")
     assert not (out / "description.json").exists() and not (out / "synthetic.csv").exists()
 

@@ -17,9 +17,10 @@ def _mechanisms(description) -> set[str]:
     return {e.mechanism for e in description.ledger}
 
 
-def test_default_with_delta_is_zcdp_with_discrete_gaussian():
+def test_default_with_delta_is_zcdp_and_aim():
     d = describe(mixed_table(), epsilon=1.0, delta=1e-8, seed=1, report_to=None)
-    assert d.privacy["spent"]["notion"] == "zcdp" and _mechanisms(d) == {"discrete_gaussian"}
+    assert d.engine == "aim"
+    assert d.privacy["spent"]["notion"] == "zcdp" and _mechanisms(d) == {"discrete_gaussian", "exponential"}
     assert d.privacy["spent"]["epsilon"] <= 1.0 and d.privacy["spent"]["delta"] <= 1e-8
 
 

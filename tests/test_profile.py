@@ -239,7 +239,7 @@ def test_draft_caps_categories() -> None:
 
 def test_bundled_adult_profile_encodes_cleanly() -> None:
     profile = load_profile(DATA / "adult.toml")
-    assert (profile.epsilon, profile.delta, profile.engine) == (1.0, 1e-9, "independent")
+    assert (profile.epsilon, profile.delta, profile.engine_name) == (1.0, 1e-9, "aim")
     assert all(c.source == DomainSource.PUBLIC for c in profile.schema.columns)
     df = read_table(DATA / "adult.csv.gz", profile.missing_markers)
     assert df.shape == (30162, 15)
@@ -251,3 +251,14 @@ def test_bundled_adult_profile_encodes_cleanly() -> None:
     for name in ("capital_gain", "capital_loss"):  # 0 has a bin of its own
         column = profile.schema.column(name)
         assert column.cuts is not None and list(column.edges[:2]) == [0, 1]
+
+
+def test_default_engine_is_aim_under_zcdp_and_independent_otherwise():
+    assert Profile(schema=None, epsilon=1.0, delta=1e-9).engine_name == "aim"
+    assert Profile(schema=None, epsilon=1.0).engine_name == "independent"  # delta = 0: pure DP
+    assert Profile(schema=None, epsilon=1.0, delta=1e-9, accounting="approx").engine_name == "independent"
+    assert Profile(schema=None, epsilon=1.0, engine="mst").engine_name == "mst"
+    # an unset engine stays unset in the file, so the rule applies again when delta changes
+    text = profile_to_toml(Profile(schema=None, epsilon=1.0, delta=1e-9))
+    assert "engine" not in text
+    assert profile_to_toml(Profile(schema=None, epsilon=1.0, engine="mst")).count('engine = "mst"') == 1
