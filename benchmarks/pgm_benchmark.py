@@ -124,11 +124,17 @@ def main() -> None:
     parser.add_argument("--redo", action="store_true",
                         help="run again (case, ε, seed) triples already in pgm_runs.jsonl; by default they are skipped")
     parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
+    parser.add_argument("--runs-file", type=Path, default=RUNS,
+                        help="JSON-lines file the runs are recorded in and summarised from (default: %(default)s); "
+                             "e.g. a separate file for timing runs on an otherwise idle machine")
+    parser.add_argument("--title", default="Marginal engines vs Private-PGM (mbi 2.0) on adult_coded",
+                        help="heading of the summary appended to RESULTS.md")
     args = parser.parse_args()
+    runs = args.runs_file
     OUT.mkdir(exist_ok=True)
     command = "python benchmarks/pgm_benchmark.py " + " ".join(sys.argv[1:])
-    done = set() if args.redo or not RUNS.exists() else {
-        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, RUNS.read_text().splitlines())}
+    done = set() if args.redo or not runs.exists() else {
+        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, runs.read_text().splitlines())}
     for epsilon in args.epsilons:
         for seed in range(args.seeds):
             for case in args.cases:
@@ -136,17 +142,17 @@ def main() -> None:
                     continue
                 record = run_case(case, epsilon, seed)
                 record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                with RUNS.open("a") as handle:
+                with runs.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
                 print(f"{case:15s} eps={epsilon:<5g} seed={seed} tvd={record['tvd_3way']:.4f} "
                       f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
     if args.no_summary:
         return
-    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
-    text = [f"\n## Marginal engines vs Private-PGM (mbi 2.0) on adult_coded — {stamp}\n",
-            f"Machine: {machine}. Command: `{command}` (all runs recorded in benchmarks/out/pgm_runs.jsonl "
+    text = [f"\n## {args.title} — {stamp}\n",
+            f"Machine: {machine}. Command: `{command}` (all runs recorded in {runs.name} "
             "are summarised). Error: mean over all 364 3-way marginals of the total-variation distance "
             "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
             f"as many rows; δ = {DELTA:g}; time is mechanism + fit + sampling; mbi runs in its own venv "
