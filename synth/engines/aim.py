@@ -6,8 +6,10 @@ model, then repeats rounds until the budget is spent. Each round
 1. keeps the candidates (every marginal inside a workload marginal) whose addition keeps the
    model within a size cap that grows with the share of budget spent (``max_model_size`` MB at
    the end), or that the model already covers. The size with a candidate is first bounded by
-   merging the cliques that cover it into one (cheap); only when that bound is over the cap is
-   the model's junction tree rebuilt with the candidate to measure it;
+   merging the cliques that cover it into one (microseconds); when that bound is over the cap
+   and there are at most ``EXACT_SIZE_CANDIDATES`` candidates, the junction tree is also rebuilt
+   with the candidate (milliseconds each: too slow for the thousands of candidates of a wide
+   table, where the bound alone decides);
 2. picks one with the exponential mechanism, scoring candidate r by
    ``w_r * (‖x_r − model_r‖₁ − sqrt(2/π) σ n_r)``: its L1 error minus the error that measuring
    it would leave (n_r cells, noise σ), weighted by its overlap with the workload;
@@ -44,6 +46,7 @@ from synth.progress import Progress
 DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_cells": 10_000, "max_model_size": 80.0, "rounds": None,
                             "iterations": 100}
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
+EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
 
 
 def resolve_workload(spec: Any, domain: Domain, max_cells: int) -> list[tuple[str, ...]]:
@@ -115,6 +118,7 @@ class AIMEngine:
         model = fit_graphical_model(domain, measurements, iterations=iterations)
         selected: list[list[str]] = []
         cap = self._options["max_model_size"]
+        exact_sizes = len(candidates) <= EXACT_SIZE_CANDIDATES
         last = False
         progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds")
         while not last:
@@ -128,7 +132,8 @@ class AIMEngine:
             tree = model.junction_tree
             allowed = [c for c in candidates if tree.containing(c) is not None or (
                 domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
-                and tree.merged_size_mb(c) <= limit)]  # and merging the cliques that cover it fits
+                and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
+                     or (exact_sizes and model_size_mb(domain, cliques + [c]) <= limit)))]  # or triangulating
             sigma = l2 / math.sqrt(2 * rho_measure)
             penalty = math.sqrt(2 / math.pi) * sigma
             before = [model.marginal(c) for c in allowed]
