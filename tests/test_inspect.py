@@ -160,6 +160,7 @@ def test_malformed_network_is_a_clean_error(descriptions, network):
         views.structure(bad)
 
 
+@pytest.mark.skipif("random" not in ENGINES, reason="engine 'random' (releases that measure nothing) not available")
 def test_a_release_that_measured_nothing(descriptions):
     uniform = dataclasses.replace(descriptions["independent"], engine="random", measurements=())
     page = Page(report_html(uniform))
