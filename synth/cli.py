@@ -19,7 +19,7 @@ from synth.description import load_description, save_description
 from synth.errors import SynthError
 from synth.files import atomic_write_text, check_writable
 from synth.generate import FIT_ITERATIONS
-from synth.inspect import inspect_text
+from synth.inspect import inspect_report, inspect_text
 from synth.profile import draft_profile, save_profile
 from synth.progress import Progress
 from synth.tableio import read_table, write_table
@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("inspect", help="print what a Description holds: ledger and noisy distributions")
     p.add_argument("description", type=Path)
+    p.add_argument("--report", type=Path, metavar="PATH",
+                   help="write a self-contained HTML report (summary, ledger, structure, distributions, "
+                        "dependence) instead of printing")
+    p.add_argument("--force", action="store_true", help="replace the report if it exists")
 
     p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
     p.add_argument("original", type=Path)
@@ -182,7 +186,12 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
-    print(inspect_text(load_description(args.description)))
+    description = load_description(args.description)
+    if args.report is None:
+        print(inspect_text(description))
+        return
+    inspect_report(description, args.report, force=args.force, progress=progress)
+    print(f"wrote the inspection report to {args.report}")
 
 
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:

@@ -3,7 +3,29 @@
 ``Curator`` is the only object that sees private codes after encoding. Its public methods are
 mechanisms: each computes the exact answer privately, charges the accountant *before* any noise
 is drawn (a refused charge draws nothing and changes nothing), draws the noise, appends a ledger
-entry, and returns only the noisy answer. Engines talk to a Curator; they never see rows.
+entry, and returns only the noisy answer. Engines talk to a Curator; they never see rows. (The
+one exception, ``public_count``, answers only under the replace-one relation, where the row
+count is public by definition.)
+
+Mutual-information selection (PrivBayes). The score of a (child X, parents Π) pair is the
+count-scaled mutual information n·I(X; Π) = n·H(X) + n·H(Π) − n·H(X, Π) in nats, from exact
+counts. For counts c_z of a variable Z over n rows, n·H(Z) = n log n − Σ_z c_z log c_z. Let
+g(m) = (m+1) log(m+1) − m log m = log(m+1) + m log(1 + 1/m) (g(0) = 0): it increases with m and
+g(m) < log(m+1) + 1. Adding one row to a table of n rows moves n to n+1 and, in each of X, Π and
+(X, Π), one cell from c to c+1, so each entropy term changes by g(n) − g(c), a number in
+[0, g(n)). The score changes by
+
+    Δ = [g(n) − g(a)] + [g(n) − g(b)] − [g(n) − g(j)] = g(n) − g(a) + (g(j) − g(b)),
+
+with a, b, j the counts of the new row's cells of X, Π and (X, Π) before it was added. As j ≤ a
+and j ≤ b and g increases, Δ ≤ g(n) − g(a) ≤ g(n) and Δ ≥ g(j) − g(b) ≥ −g(n), so
+|Δ| ≤ g(n) < log(n+1) + 1; a row with a new X value and a new Π value (a = b = j = 0) reaches
+g(n) = log(n+1) + 1 − O(1/n), so the bound is tight. Under add/remove the row count is private,
+so the sensitivity uses a public upper bound ``max_rows`` on it: log(max_rows + 1) + 1; the
+selection refuses a table with more rows before it spends anything (nothing is released).
+Under replace-one a replacement is a removal then an addition, so the sensitivity is
+2 (log(n + 1) + 1) with the public n. Parents measured on coarse codes (a public map of codes)
+are just other variables: the bound holds unchanged.
 
 ``CountRelease`` is the one place where noisy counts are made, shared by the curator and by domain
 discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approximate DP.
@@ -11,6 +33,7 @@ discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approxim
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -107,7 +130,7 @@ class Curator:
             raise ValueError("codes must be a (rows, columns) matrix matching the domain")
         self._codes = np.asfortranarray(codes)  # columns contiguous: marginals read a few columns
         self._counts = counts
-        self._answers: dict[tuple[str, ...], np.ndarray] = {}
+        self._answers: dict[tuple, np.ndarray] = {}
         self._cached_cells = 0
         self.domain = domain
 
@@ -155,25 +178,67 @@ class Curator:
             )
         return attrs
 
-    def _exact(self, attrs: tuple[str, ...]) -> np.ndarray:
-        """The exact histogram over ``attrs`` (private: never returned to a caller)."""
-        cached = self._answers.get(attrs)
+    def _check_coarsening(self, coarsening: Mapping[str, np.ndarray] | None, attrs: Sequence[str]) -> dict[str, np.ndarray]:
+        """The maps of ``coarsening`` (each for a column in ``attrs``), checked against the domain."""
+        maps = {a: np.asarray(m) for a, m in (coarsening or {}).items()}
+        for a, mapping in maps.items():
+            valid = (a in attrs and mapping.shape == (self.domain.sizes[self.domain.names.index(a)],)
+                     and np.issubdtype(mapping.dtype, np.integer)
+                     and np.array_equal(np.unique(mapping), np.arange(mapping.max() + 1)))
+            if not valid:
+                raise EngineError(
+                    f"the coarsening map of {a!r} must belong to a measured column and give a group "
+                    "0..k-1 (every group used) for each of its codes."
+                )
+        return maps
+
+    def _exact(self, attrs: tuple[str, ...], coarsening: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """The exact histogram over ``attrs``, on the groups of ``coarsening`` for the columns it
+        maps (private: never returned to a caller)."""
+        maps = coarsening or {}
+        key = (attrs, tuple((a, maps[a].tobytes()) for a in attrs if a in maps))
+        cached = self._answers.get(key)
         if cached is not None:
             return cached
-        positions = [self.domain.names.index(a) for a in attrs]
-        sizes = [self.domain.sizes[i] for i in positions]
-        flat = np.ravel_multi_index(tuple(self._codes[:, i] for i in positions), sizes)
+        columns, sizes = [], []
+        for a in attrs:
+            column = self._codes[:, self.domain.names.index(a)]
+            mapping = maps.get(a)
+            columns.append(column if mapping is None else mapping[column])
+            sizes.append(self.domain.size((a,)) if mapping is None else int(mapping.max()) + 1)
+        flat = np.ravel_multi_index(tuple(columns), sizes)
         exact = np.bincount(flat, minlength=int(np.prod(sizes))).astype(np.int32 if len(flat) < 2**31 else np.int64)
         if self._cached_cells + exact.size <= self.ANSWER_CACHE_CELLS:
-            self._answers[attrs] = exact
+            self._answers[key] = exact
             self._cached_cells += exact.size
         return exact
 
-    def measure_marginal(self, attrs: Sequence[str], budget: float) -> Measurement:
-        """The noisy histogram of the columns ``attrs``, spending ``budget``."""
+    def measure_marginal(self, attrs: Sequence[str], budget: float,
+                         coarsening: Mapping[str, np.ndarray] | None = None) -> Measurement:
+        """The noisy histogram of the columns ``attrs``, spending ``budget``.
+
+        ``coarsening[a][code]`` (public maps, for some of ``attrs``) measures column a on groups
+        of its codes; the Measurement records the maps.
+        """
         attrs = self._check(attrs)
-        released = self._counts.release(self._exact(attrs), budget, query=f"marginal({', '.join(attrs)})")
-        return Measurement(attrs, released.values.astype(float), released.mechanism, released.noise_scale)
+        maps = self._check_coarsening(coarsening, attrs)
+        coarse = "".join(f", {a} in {int(m.max()) + 1} groups" for a, m in maps.items())
+        released = self._counts.release(self._exact(attrs, maps), budget,
+                                        query=f"marginal({', '.join(attrs)}{coarse})")
+        return Measurement(attrs, released.values.astype(float), released.mechanism, released.noise_scale,
+                           coarsening=maps)
+
+    def _report_noisy_max(self, scores: np.ndarray, sensitivity: float, budget: float, query: str) -> int:
+        """The exponential mechanism on ``scores`` (sensitivity ``sensitivity``) as Gumbel
+        report-noisy-max, spending ``budget``: charged first, then drawn."""
+        notion = self.accountant.notion
+        if notion == Notion.ZCDP:
+            scale = exponential_scale(sensitivity, rho=budget)
+        else:
+            scale = exponential_scale(sensitivity, epsilon=budget)
+        self.accountant.charge(exponential_cost(sensitivity, scale, notion=notion),
+                               mechanism="exponential", sensitivity=sensitivity, noise_scale=scale, query=query)
+        return int(self._counts.noise.noisy_max(scores, scale))
 
     def select_marginal(self, candidates: Sequence[Sequence[str]], estimates: Sequence[np.ndarray],
                         budget: float, weights: Sequence[float] | None = None,
@@ -195,15 +260,67 @@ class Curator:
             for r, c in enumerate(candidates)
         ])
         sensitivity = float(np.max(np.abs(w))) * self.neighbouring.histogram_l1
-        notion = self.accountant.notion
-        if notion == Notion.ZCDP:
-            scale = exponential_scale(sensitivity, rho=budget)
+        return self._report_noisy_max(scores, sensitivity, budget,
+                                      f"select the worst-estimated of {len(candidates)} marginals")
+
+    def select_by_mutual_information(self, pairs: Sequence[tuple[str, Sequence[str]]], budget: float,
+                                     max_rows: int = 10**9,
+                                     coarsening: Mapping[str, np.ndarray] | None = None) -> int:
+        """Index of the (child, parents) pair of highest mutual information, chosen under DP.
+
+        Scores are n·I(child; parents) in nats from exact counts, parents on the groups of
+        ``coarsening`` where it maps them; the exponential mechanism (Gumbel report-noisy-max)
+        picks one, charged first. Sensitivity (module docstring): log(max_rows + 1) + 1 under
+        add/remove, where a table of more than ``max_rows`` rows is refused before anything is
+        spent; 2 (log(n + 1) + 1) under replace-one. When the choice cannot depend on the data
+        (one pair, or no pair with parents: every score is 0), nothing is charged and the pair is
+        drawn uniformly (from the noise source: public randomness).
+        """
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+            raise EngineError(f"max_rows must be a whole number of at least 1; got {max_rows!r}.")
+        checked = [(self._check((child, *parents)), tuple(parents)) for child, parents in pairs]
+        if not checked:
+            raise EngineError("select_by_mutual_information needs at least one (child, parents) pair")
+        if len(checked) == 1:
+            return 0
+        if not any(parents for _, parents in checked):
+            return int(self._counts.noise.noisy_max(np.zeros(len(checked)), 1.0))
+        used = {p for _, parents in checked for p in parents}
+        maps = self._check_coarsening({p: m for p, m in (coarsening or {}).items() if p in used}, used)
+        rows = self._codes.shape[0]
+        if self.neighbouring.count_is_public:
+            sensitivity = 2 * (math.log1p(rows) + 1)
+        elif rows > max_rows:
+            raise EngineError(
+                f"the table has more rows than max_rows = {max_rows:,}, the public bound on the row "
+                "count that the mutual-information scores rely on; raise max_rows in [engine_options]."
+            )
         else:
-            scale = exponential_scale(sensitivity, epsilon=budget)
-        self.accountant.charge(exponential_cost(sensitivity, scale, notion=notion),
-                               mechanism="exponential", sensitivity=sensitivity, noise_scale=scale,
-                               query=f"select the worst-estimated of {len(candidates)} marginals")
-        return int(self._counts.noise.noisy_max(scores, scale))
+            sensitivity = math.log1p(max_rows) + 1
+        scores = np.array([self._scaled_mutual_information(attrs, maps) for attrs, _ in checked])
+        return self._report_noisy_max(scores, sensitivity, budget,
+                                      f"select the most informative of {len(checked)} (column, parents) pairs")
+
+    def _scaled_mutual_information(self, attrs: tuple[str, ...], maps: Mapping[str, np.ndarray]) -> float:
+        """n·I(attrs[0]; attrs[1:]) in nats, from the exact counts (private)."""
+        joint = self._exact(attrs, {a: maps[a] for a in attrs[1:] if a in maps}).astype(np.float64)
+        joint = joint.reshape(self.domain.size(attrs[:1]), -1)
+
+        def sum_xlogx(counts: np.ndarray) -> float:
+            positive = counts[counts > 0]
+            return float(np.sum(positive * np.log(positive)))
+
+        n = float(joint.sum())
+        return sum_xlogx(joint) - sum_xlogx(joint.sum(axis=1)) - sum_xlogx(joint.sum(axis=0)) + sum_xlogx(np.array([n]))
+
+    def public_count(self) -> int:
+        """The number of rows, public by definition under the replace-one relation only.
+
+        Under add/remove the row count is private: use ``noisy_count``.
+        """
+        if not self.neighbouring.count_is_public:
+            raise EngineError("under the add/remove relation the row count is private; use noisy_count")
+        return int(self._codes.shape[0])
 
     def noisy_count(self, budget: float) -> Measurement:
         """The noisy number of rows (the empty marginal), spending ``budget``.

@@ -172,7 +172,10 @@ class Description:
                     f"a measurement names columns {unknown} that the Description's domain lacks; "
                     "the file is inconsistent."
                 )
-            cells = int(np.prod([sizes[a] for a in m.attrs], dtype=np.int64))
+            try:
+                cells = int(np.prod(m.measured_shape([sizes[a] for a in m.attrs]), dtype=np.int64))
+            except ValueError as exc:
+                raise DescriptionError(f"{exc}; the file is inconsistent.") from exc
             if m.values.shape != (cells,) or not np.all(np.isfinite(m.values)):
                 raise DescriptionError(
                     f"the measurement of {list(m.attrs)} has {m.values.size} values where its "

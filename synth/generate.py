@@ -3,10 +3,14 @@
 Post-processing only: it reads the Description, never the private data, so what it produces is
 as private as the Description. Rows are sampled i.i.d. from the fitted model (never by
 deterministic rounding, which invents correlations) and decoded to values of each column's type.
+A PrivBayes Description (its engine output has a "network") is sampled from its Bayesian network
+unless its ``fit`` option asks for the graphical-model fit; a Description without measurements
+(engine ``random``) is uniform over the domain and needs the number of rows to be given.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,10 +21,11 @@ import pandas as pd
 from synth.description import Description
 from synth.measurement import Measurement
 from synth.errors import SynthError
+from synth.model.bayesian_network import network_from_measurements
 from synth.model.compression import expand_codes, expand_marginal
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
-from synth.model.independent import fit_product_model
+from synth.model.independent import ProductModel, fit_product_model
 
 MAX_ROWS = 100_000_000
 FIT_ITERATIONS = 1000
@@ -58,17 +63,26 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
     """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
     codes), seen on the original codes.
 
-    Only 1-way measurements: independent columns (exact least-squares fit). Otherwise: the
-    graphical model over the measured marginals.
+    No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
+    codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
+    measured marginals.
     """
-    if all(len(m.attrs) <= 1 for m in measurements) and not compression:
+    if not measurements:
+        return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
+    if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
     model = fit_graphical_model(domain, measurements, iterations=iterations)
     return ExpandedModel(model, domain.names, compression)
 
 
 def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
-    """The model that best explains the Description's measurements, on the original codes."""
+    """The model that best explains the Description's measurements, on the original codes: the
+    Bayesian network itself for PrivBayes unless its ``fit`` option is true."""
+    network = description.engine_output.get("network")
+    if network is not None and not description.engine_options.get("fit", False):
+        return network_from_measurements(description.model_domain,
+                                         [(node["attribute"], node["parents"]) for node in network],
+                                         description.measurements)
     return fit_measurements(description.model_domain, description.measurements, description.compression,
                             iterations)
 
@@ -80,8 +94,13 @@ def generate(description: Description, rows: int | None = None, seed: int | None
     ``seed`` makes sampling reproducible; without it the generator draws from OS entropy.
     ``iterations`` bounds the graphical-model fit (engines that measure joint marginals).
     """
-    model = fit_model(description, iterations)
     n = rows if rows is not None else description.rows
+    if n is None and not description.measurements:
+        raise SynthError(
+            f"this Description (engine {description.engine!r}) measured nothing, so there is no row count "
+            "to generate as many rows as: pass --rows N (rows= in Python), or set rows in the profile's [release]."
+        )
+    model = fit_model(description, iterations)
     if n is None:
         n = int(round(model.total))
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_ROWS:

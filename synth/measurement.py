@@ -4,14 +4,18 @@ A ``Measurement`` is the noisy count vector of one marginal (the cells of the li
 C order over their code sizes), the mechanism that produced it and its noise scale. The empty
 marginal ``()`` is the noisy row count. Optional per-cell ``weights`` say the values measure
 ``weights * marginal`` (each with the same noise std): this is how a marginal re-expressed by
-post-processing, e.g. with several noisy cells summed into one, keeps an honest noise level. Measurements are public (they went through a DP
+post-processing, e.g. with several noisy cells summed into one, keeps an honest noise level.
+Optional ``coarsening`` maps say some attributes were measured on coarse codes: ``coarsening[a][code]``
+is the group of each code of ``a`` (groups 0..k-1, all used), and the cells of ``a`` are its
+groups (PrivBayes measures parents this way). Measurements are public (they went through a DP
 mechanism); this module never sees private rows.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +31,14 @@ MECHANISM_STD = {
 }
 
 
+def sum_groups(table: np.ndarray, mapping: np.ndarray, axis: int) -> np.ndarray:
+    """``table`` summed along ``axis`` over the groups of ``mapping`` (the group of each code):
+    how the cells of a coarsened attribute relate to its codes."""
+    order = np.argsort(mapping, kind="stable")
+    starts = np.searchsorted(mapping[order], np.arange(mapping.max() + 1))
+    return np.add.reduceat(np.take(table, order, axis=axis), starts, axis=axis)
+
+
 @dataclass(frozen=True)
 class Measurement:
     """Noisy counts of the marginal over ``attrs`` (flattened, C order)."""
@@ -36,8 +48,20 @@ class Measurement:
     mechanism: str
     noise_scale: float
     weights: np.ndarray | None = None
+    coarsening: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        maps = {str(a): np.asarray(m) for a, m in self.coarsening.items()}
+        for a, m in maps.items():
+            valid = (a in self.attrs and m.ndim == 1 and m.size > 0 and np.issubdtype(m.dtype, np.integer)
+                     and np.array_equal(np.unique(m), np.arange(m.max() + 1)))
+            if not valid:
+                raise DescriptionError(
+                    f"measurement of {self.attrs} coarsens {a!r} with an invalid map (it must be one of "
+                    "the measured columns, with a group 0..k-1 for each code, every group used). "
+                    "The Description is corrupt."
+                )
+        object.__setattr__(self, "coarsening", {a: maps[a].astype(np.int64) for a in self.attrs if a in maps})
         if self.weights is not None and (np.shape(self.weights) != np.shape(self.values)
                                          or not np.all(np.asarray(self.weights) > 0)):
             raise DescriptionError(
@@ -60,6 +84,19 @@ class Measurement:
         """Standard deviation of the noise added to each cell."""
         return float(MECHANISM_STD[self.mechanism](self.noise_scale))
 
+    def measured_shape(self, sizes: Sequence[int]) -> tuple[int, ...]:
+        """Numbers of cells per attribute, given the attributes' numbers of codes ``sizes`` (in
+        ``attrs`` order): the number of groups for a coarsened attribute. ValueError when a
+        coarsening map does not have one group per code."""
+        shape = []
+        for a, size in zip(self.attrs, sizes, strict=True):
+            mapping = self.coarsening.get(a)
+            if mapping is not None and mapping.size != size:
+                raise ValueError(f"the coarsening map of {a!r} in the measurement of {self.attrs} has "
+                                 f"{mapping.size} codes where the column has {size}")
+            shape.append(size if mapping is None else int(mapping.max()) + 1)
+        return tuple(shape)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "attrs": list(self.attrs),
@@ -69,6 +106,8 @@ class Measurement:
         }
         if self.weights is not None:
             data["weights"] = self.weights.tolist()
+        if self.coarsening:
+            data["coarsening"] = {a: m.tolist() for a, m in self.coarsening.items()}
         return data
 
     @classmethod
@@ -81,6 +120,7 @@ class Measurement:
                 mechanism=str(data["mechanism"]),
                 noise_scale=float(data["noise_scale"]),
                 weights=None if data.get("weights") is None else np.asarray(data["weights"], dtype=float),
+                coarsening={str(a): np.asarray(m, dtype=np.int64) for a, m in (data.get("coarsening") or {}).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise DescriptionError(

@@ -9,9 +9,12 @@ from synth.engines.base import Engine, EngineResult
 from synth.engines.aim import AIMEngine
 from synth.engines.independent import IndependentEngine
 from synth.engines.mst import MSTEngine
+from synth.engines.privbayes import PrivBayesEngine
+from synth.engines.uniform import UniformEngine
 from synth.errors import EngineError
 
-ENGINES: dict[str, type] = {engine.name: engine for engine in (IndependentEngine, MSTEngine, AIMEngine)}
+ENGINES: dict[str, type] = {engine.name: engine for engine in (
+    IndependentEngine, MSTEngine, AIMEngine, PrivBayesEngine, UniformEngine)}
 
 
 def make_engine(name: str, options: Mapping[str, Any] | None = None) -> Engine:

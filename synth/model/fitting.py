@@ -9,8 +9,11 @@ The model's cliques are the measured attribute sets (plus any the caller adds); 
 
 where ``M_m(μ)`` is the model's marginal (in rows) over measurement m's attributes, ``y_m`` its
 noisy counts, ``σ_m`` its noise deviation and ``w_m`` its per-cell weights (1 unless the
-measurement was re-expressed, e.g. by compression). Measurements of the same attributes are
-pooled into one precision-weighted target (the same loss up to a constant).
+measurement was re-expressed, e.g. by compression). A measurement with coarsened attributes
+compares its values with the model's marginal summed over each coarse group (``M_m`` is then
+that sum, a linear map whose transpose spreads a gradient back over the group's codes).
+Measurements of the same attributes (and coarsening) are pooled into one precision-weighted
+target (the same loss up to a constant).
 
 Algorithm: accelerated entropic mirror descent (the "interior gradient" method of Auslender and
 Teboulle, in Tseng's form, as in the Private-PGM paper). Three sequences of distributions on the
@@ -47,13 +50,14 @@ otherwise it is the closest distribution (in KL) that the new structure can repr
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from synth.measurement import Measurement
+from synth.measurement import Measurement, sum_groups
 from synth.model.domain import Domain
 from synth.model.estimation import estimate_total
 from synth.model.factor import Factor, align
@@ -81,14 +85,30 @@ class _Node:
 
 @dataclass(frozen=True)
 class _Target:
-    """All measurements of one attribute set, pooled: the loss is Σ ½ precision (μ − mean)² + offset,
-    μ being the marginal computed by node ``node``."""
+    """All measurements of one attribute set (and coarsening), pooled: the loss is
+    Σ ½ precision (μ − mean)² + offset, μ being the marginal computed by node ``node``, summed
+    over coarse groups along the axes that ``groups`` maps (None: the axis is not coarsened)."""
 
     attrs: tuple[str, ...]  # in domain order
     node: int
     mean: np.ndarray  # precision-weighted mean of the measurements, in units of the marginal
     precision: np.ndarray  # Σ w² / σ² per cell
     offset: float  # the loss left when the marginal equals ``mean``
+    groups: tuple[np.ndarray | None, ...]  # per axis: the group of each code, or None
+
+    def coarsen(self, marginal: np.ndarray) -> np.ndarray:
+        """The node's marginal summed over the coarse groups."""
+        for axis, mapping in enumerate(self.groups):
+            if mapping is not None:
+                marginal = sum_groups(marginal, mapping, axis)
+        return marginal
+
+    def spread(self, gradient: np.ndarray) -> np.ndarray:
+        """A gradient over the coarse cells as a gradient over the node's cells (the transpose)."""
+        for axis, mapping in enumerate(self.groups):
+            if mapping is not None:
+                gradient = np.take(gradient, mapping, axis=axis)
+        return gradient
 
 
 class _Plan:
@@ -139,10 +159,10 @@ class _Plan:
             values.append(marginalise(clique_tables[n.clique] if n.source is None else values[n.source], n.around, n.attrs))
         return values
 
-    def push(self, tree: JunctionTree, gradients: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
-        """Gradients with respect to node marginals, pushed down to the clique tables."""
+    def push(self, tree: JunctionTree, gradients: Sequence[tuple[int, np.ndarray]]) -> dict[int, np.ndarray]:
+        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables."""
         incoming: list[list[np.ndarray]] = [[] for _ in self.nodes]
-        for node, gradient in gradients.items():
+        for node, gradient in gradients:
             incoming[node].append(gradient)
         into_clique: dict[int, list[np.ndarray]] = defaultdict(list)
         for j in reversed(range(len(self.nodes))):
@@ -169,11 +189,11 @@ def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
         )
     if len(set(m.attrs)) != len(m.attrs):
         raise ValueError(f"a measurement over {m.attrs} repeats an attribute")
-    cells = domain.size(m.attrs)
-    if m.values.size != cells:
+    shape = m.measured_shape(domain.shape(m.attrs))
+    if m.values.size != math.prod(shape):
         raise ValueError(
             f"the measurement over {m.attrs} has {m.values.size} values, but its marginal has "
-            f"{cells} cells (sizes {domain.shape(m.attrs)}); was it measured on another (e.g. "
+            f"{math.prod(shape)} cells (sizes {shape}); was it measured on another (e.g. "
             "uncompressed) domain?"
         )
     if not np.all(np.isfinite(m.values)):
@@ -182,28 +202,34 @@ def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
 
 
 def _targets(domain: Domain, tree: JunctionTree, measurements: Sequence[Measurement]) -> tuple[_Plan, list[_Target]]:
-    pooled: dict[tuple[str, ...], list[tuple[np.ndarray, np.ndarray, float]]] = defaultdict(list)
+    pooled: dict[tuple, list[tuple[np.ndarray, np.ndarray, float]]] = defaultdict(list)
+    groups: dict[tuple, tuple[np.ndarray | None, ...]] = {}
     for m in measurements:
         key = _checked_attrs(domain, m)
         order = [m.attrs.index(a) for a in key]
-        values = np.asarray(m.values, dtype=float).reshape(domain.shape(m.attrs)).transpose(order)
+        shape = m.measured_shape(domain.shape(m.attrs))
+        values = np.asarray(m.values, dtype=float).reshape(shape).transpose(order)
         weights = np.ones(values.shape) if m.weights is None else (
-            np.asarray(m.weights, dtype=float).reshape(domain.shape(m.attrs)).transpose(order))
-        pooled[key].append((values, weights, m.std))
-    plan = _Plan(domain, tree, list(pooled))
+            np.asarray(m.weights, dtype=float).reshape(shape).transpose(order))
+        maps = tuple(m.coarsening.get(a) for a in key)
+        pool = (key, tuple(None if g is None else g.tobytes() for g in maps))
+        groups[pool] = maps
+        pooled[pool].append((values, weights, m.std))
+    plan = _Plan(domain, tree, list(dict.fromkeys(key for key, _ in pooled)))
     targets: list[_Target] = []
-    for key, group in pooled.items():
+    for (key, signature), group in pooled.items():
         precision = np.ascontiguousarray(sum(w**2 / s**2 for _, w, s in group))
         mean = np.ascontiguousarray(sum(w * y / s**2 for y, w, s in group) / precision)
         offset = sum(0.5 * float(np.sum(((w * mean - y) / s) ** 2)) for y, w, s in group)
-        targets.append(_Target(attrs=key, node=plan.index[key], mean=mean, precision=precision, offset=offset))
+        targets.append(_Target(attrs=key, node=plan.index[key], mean=mean, precision=precision, offset=offset,
+                               groups=groups[(key, signature)]))
     return plan, targets
 
 
 def _measured(plan: _Plan, targets: Sequence[_Target], marginals: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Each target's marginal (domain order) from the clique marginals."""
     values = plan.marginals(marginals)
-    return [values[t.node] for t in targets]
+    return [t.coarsen(values[t.node]) for t in targets]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -293,7 +319,7 @@ def fit_graphical_model(
             gradients = [t.precision * (mu - t.mean) for t, mu in zip(targets, measured_y)]
             step = 1.0 / (weight_now * bound)
             trial_theta = list(theta)
-            for c, direction in plan.push(tree, {t.node: g for t, g in zip(targets, gradients)}).items():
+            for c, direction in plan.push(tree, [(t.node, t.spread(g)) for t, g in zip(targets, gradients)]).items():
                 trial_theta[c] = np.multiply(direction, -step, out=spare[c])
                 trial_theta[c] += theta[c]
             trial = calibrate(tree, trial_theta, total, out=spare_z)

@@ -119,6 +119,44 @@ def _scope(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> 
     return {a for names, _ in factors if attr in names for a in names}
 
 
+def eliminate(domain: Domain, factors: Sequence[tuple[tuple[str, ...], np.ndarray]],
+              attrs: tuple[str, ...]) -> np.ndarray:
+    """Sum over every attribute but ``attrs`` of the product of ``factors`` (axes: ``attrs``), greedily:
+    pick the hidden attribute whose tables span the fewest cells, multiply them and sum out every
+    attribute that no other table holds."""
+    factors = list(factors)
+    hidden = {a for names, _ in factors for a in names} - set(attrs)
+    while hidden:
+        attr = min(sorted(hidden, key=domain.index), key=lambda a: domain.size(_scope(factors, a)))
+        involved = [f for f in factors if attr in f[0]]
+        factors = [f for f in factors if attr not in f[0]]
+        scope = _scope(involved, attr)
+        kept = domain.canonical(a for a in scope if a in attrs or any(a in names for names, _ in factors))
+        factors.append((kept, _contract(involved, kept)))
+        hidden -= scope - set(kept)
+    return _contract(factors, attrs)
+
+
+def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each row, a column index of ``table`` drawn with probability proportional to the row
+    ``configs[i]`` of ``table`` (uniformly when that row sums to 0), independently.
+
+    Vectorised: the rows sharing a configuration get a multinomial count per value at once, and
+    the drawn values are dealt to those rows in a uniformly random order.
+    """
+    present, counts = np.unique(configs, return_counts=True)
+    rows = table[present]
+    mass = rows.sum(axis=1, keepdims=True)
+    uniform = np.full_like(rows, 1.0 / rows.shape[1])
+    probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
+    drawn = rng.multinomial(counts, probabilities)
+    values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), drawn.ravel())
+    order = np.lexsort((rng.random(configs.size), configs))
+    flat = np.empty(configs.size, dtype=np.int64)
+    flat[order] = values
+    return flat
+
+
 class GraphicalModel:
     """A fitted Markov random field over ``domain`` on ``junction_tree``, scaled to ``total`` rows.
 
@@ -246,16 +284,7 @@ class GraphicalModel:
                 sums = align(marginalise(table, kept, separator), separator, kept)
                 table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
             factors.append((kept, table))
-        hidden = {a for names, _ in factors for a in names} - set(attrs)
-        while hidden:
-            attr = min(sorted(hidden, key=self.domain.index), key=lambda a: self.domain.size(_scope(factors, a)))
-            involved = [f for f in factors if attr in f[0]]
-            factors = [f for f in factors if attr not in f[0]]
-            scope = _scope(involved, attr)
-            kept = self.domain.canonical(a for a in scope if a in attrs or any(a in names for names, _ in factors))
-            factors.append((kept, _contract(involved, kept)))
-            hidden -= scope - set(kept)
-        return _contract(factors, attrs)
+        return eliminate(self.domain, factors, attrs)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` i.i.d. rows of codes, shape (n, attributes), columns in domain order.
@@ -281,16 +310,7 @@ class GraphicalModel:
                 configs = np.ravel_multi_index(columns, self.domain.shape(separator))
             else:
                 configs = np.zeros(n, dtype=np.int64)
-            present, counts = np.unique(configs, return_counts=True)
-            rows = table[present]
-            mass = rows.sum(axis=1, keepdims=True)
-            uniform = np.full_like(rows, 1.0 / rows.shape[1])
-            probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
-            drawn = rng.multinomial(counts, probabilities)
-            values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), drawn.ravel())
-            order = np.lexsort((rng.random(n), configs))
-            flat = np.empty(n, dtype=np.int64)
-            flat[order] = values
+            flat = draw_given(configs, table, rng)
             for a, column in zip(new, np.unravel_index(flat, self.domain.shape(new))):
                 codes[:, self.domain.index(a)] = column
         return codes

@@ -1,4 +1,4 @@
-"""A person's view of a Description: the privacy account and what each column looks like.
+"""The console view of a Description: the privacy ledger and each column's distribution as text.
 
 Reads only the Description (public), never private data. The per-column distributions shown are
 the fitted model's, i.e. the noisy measurements after post-processing.
@@ -41,7 +41,8 @@ def inspect_text(description: Description) -> str:
     model = fit_model(description)
     lines += ["", f"estimated rows: {model.total:,.0f} (noisy)", "", "columns (noisy distributions):"]
     for column in description.schema.columns:
-        p = model.marginal([column.name])
+        marginal = model.marginal([column.name])
+        p = marginal / marginal.sum()  # graphical models give counts, product models shares
         labels = column.labels()
         lines.append(f"  {column.name} [{column.kind.value}, domain {column.source.value}, {column.size} codes]")
         order = sorted(range(p.size), key=lambda i: -p[i])[:MAX_VALUES_SHOWN]

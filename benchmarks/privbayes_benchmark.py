@@ -1,0 +1,140 @@
+"""Benchmark of the ``privbayes`` engine on adult_coded: accuracy, time and peak memory.
+
+Usage (from the repository root, after `pip install .`):
+
+    python benchmarks/privbayes_benchmark.py --epsilons 0.3 1 3 --seeds 2
+    python benchmarks/privbayes_benchmark.py --epsilons 1 --seeds 2 --cases privbayes   # a subset
+
+Cases: ``privbayes`` (the generator samples the Bayesian network, ``fit = false``, the default)
+and ``privbayes-fit`` (the measurements go through the graphical-model fitter, ``fit = true``).
+Every run is a fresh process (its peak memory is its own) with OPENBLAS_NUM_THREADS=1; it
+describes adult_coded under DP (δ = 1e-9, zCDP, seeded noise), builds the model, samples as many
+rows as the original and scores them as benchmarks/pgm_benchmark.py does: mean total-variation
+distance over all 364 3-way marginals (pgm_common). Time is mechanism + model + sampling. Runs
+already recorded in benchmarks/out/privbayes_runs.jsonl are skipped (--redo repeats them); the
+summary of that file is appended to benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pgm_benchmark import summary_table  # noqa: E402
+from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
+
+OUT = HERE / "out"
+RUNS = OUT / "privbayes_runs.jsonl"
+RESULTS = HERE / "RESULTS.md"
+DELTA = 1e-9
+CASES = {"privbayes": {}, "privbayes-fit": {"fit": True}}
+
+
+def run_synth(case: str, epsilon: float, seed: int) -> dict:
+    """One run in this process: describe under DP, build the model, sample, score."""
+    from synth.curator import CountRelease, Curator
+    from synth.engines import make_engine
+    from synth.generate import fit_measurements
+    from synth.model.bayesian_network import network_from_measurements
+    from synth.model.domain import Domain
+    from synth.neighbours import Neighbouring
+    from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.progress import SILENT
+
+    codes, sizes = load_adult_coded()
+    domain = Domain(tuple(sizes), tuple(sizes.values()))
+    start = time.perf_counter()
+    accountant = Accountant(Budget(epsilon, DELTA))
+    curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
+    engine = make_engine("privbayes", CASES[case])
+    result = engine.describe(curator, SILENT)
+    described = time.perf_counter() - start
+    network = [(node["attribute"], node["parents"]) for node in result.output["network"]]
+    if engine.options["fit"]:
+        model = fit_measurements(domain, result.measurements, result.compression)
+    else:
+        model = network_from_measurements(domain, network, result.measurements)
+    synthetic = model.sample(len(codes), np.random.default_rng(seed))
+    seconds = time.perf_counter() - start
+    sizes_list = list(sizes.values())
+    return {
+        "tool": "synth", "case": case, "epsilon": epsilon, "seed": seed,
+        "tvd_1way": float(kway_tvds(codes, synthetic, sizes_list, 1).mean()),
+        "tvd_2way": float(kway_tvds(codes, synthetic, sizes_list, 2).mean()),
+        "tvd_3way": float(kway_tvds(codes, synthetic, sizes_list, 3).mean()),
+        "seconds": seconds, "describe_seconds": described,
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "spent_epsilon": accountant.spent()["epsilon"], "network": network,
+        "max_cells": result.output["max_cells"],
+    }
+
+
+def run_case(case: str, epsilon: float, seed: int) -> dict:
+    """One run in a fresh process (one BLAS thread: on 2 cores a multithreaded BLAS stalls)."""
+    command = [sys.executable, __file__, "--child", case, str(epsilon), str(seed)]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--redo", action="store_true", help="run again the runs already in privbayes_runs.jsonl")
+    parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    command = "python benchmarks/privbayes_benchmark.py " + " ".join(sys.argv[1:])
+    done = set() if args.redo or not RUNS.exists() else {
+        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, RUNS.read_text().splitlines())}
+    for epsilon in args.epsilons:
+        for seed in range(args.seeds):
+            for case in args.cases:
+                if (case, float(epsilon), seed) in done:
+                    continue
+                record = run_case(case, epsilon, seed)
+                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                with RUNS.open("a") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                print(f"{case:14s} eps={epsilon:<5g} seed={seed} 1-way={record['tvd_1way']:.4f} "
+                      f"2-way={record['tvd_2way']:.4f} 3-way={record['tvd_3way']:.4f} "
+                      f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
+    if args.no_summary:
+        return
+    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
+    text = [f"\n## privbayes on adult_coded — {stamp}\n",
+            f"Machine: {machine}. Command: `{command}` (all runs recorded in benchmarks/out/privbayes_runs.jsonl "
+            "are summarised). Error: mean over all 364 3-way marginals of the total-variation distance "
+            "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
+            f"as many rows; δ = {DELTA:g} (zCDP); default options (degree 2, θ = 4, 8 parent groups, "
+            "structure share 0.3); `privbayes` samples the Bayesian network, `privbayes-fit` fits a "
+            "graphical model to the same measurements. Time is mechanism + model + sampling.\n",
+            *summary_table(records), ""]
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(text))
+    print("\n".join(text))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        print(json.dumps(run_synth(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))
+    else:
+        main()

@@ -1,0 +1,163 @@
+"""Engine ``privbayes``: a Bayesian network learnt under DP (Zhang, Cormode, Procopiuc, Srivastava
+& Xiao, PrivBayes, SIGMOD 2014 / TODS 2017); DataSynthesizer's "correlated attribute mode".
+
+Budget (ε under pure or approximate DP, ρ under zCDP; exact splits, the parameters take what is
+left so the total is spent exactly):
+
+1. under add/remove, 2 % for a noisy row count n̂ (under replace-one the count is public);
+2. ``structure_share`` of the rest (default 0.3, the paper's β; DataSynthesizer uses ε/2) for
+   the structure: the first column is drawn uniformly (public randomness, no cost), then d − 1
+   steps each pick an (unplaced column X, parent set Π) pair with the exponential mechanism on
+   n·I(X; Π) (``Curator.select_by_mutual_information``: sensitivity log(max_rows + 1) + 1, see
+   the curator's docstring). Π ranges over the sets of at most ``degree`` placed columns that
+   are θ-useful and maximal (no placed column can join Π and stay θ-useful; mutual information
+   never decreases when a parent is added, so smaller sets would only dilute the choice).
+   A step whose choice cannot depend on the data (one candidate) costs nothing;
+3. the rest for the parameters: the d marginals (X, Π), measured with equal shares (discrete
+   Laplace under pure/approximate DP, discrete Gaussian under zCDP, as the curator chooses).
+
+θ-usefulness (the paper's rule, generalised to any domain and noise): a noisy table is useful
+when its average count per cell is at least θ times the noise scale. With n̂ rows spread over
+the c cells of the (X, Π) marginal and noise of scale b per cell (b = Δ₁ d / ε_params for
+Laplace, σ = Δ₂ / sqrt(2 ρ_params / d) for Gaussian, each of the d tables getting an equal
+share of the planned parameter budget), a pair is allowed only if c ≤ n̂ / (θ b); under
+add/remove and pure DP this is c ≤ n̂ ε_params / (d θ), the paper's bound with its replace-one
+sensitivity 2 replaced by ours. A column whose own domain exceeds the bound still gets its
+1-way table (no parents). So the degree adapts per column: fewer or no parents when tables
+would drown in noise.
+
+Large domains: a column with more than ``parent_bins`` codes is seen as a parent on at most
+``parent_bins`` groups of adjacent codes (a public map from the domain alone); as a child it
+keeps all its codes. The maps are recorded in each measurement and in the engine output.
+
+The generator samples from the network directly (``fit = false``, the default), or with
+``fit = true`` hands the measurements to the graphical-model fitter like ``mst`` and ``aim``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from synth.curator import Curator
+from synth.engines.base import EngineResult, reject_unknown_options
+from synth.errors import EngineError
+from synth.measurement import Measurement
+from synth.privacy import split_budget
+from synth.progress import Progress
+
+DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "structure_share": 0.3,
+                            "max_rows": 10**9, "fit": False}
+COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
+
+Pair = tuple[str, tuple[str, ...]]
+
+
+def _whole(options: Mapping[str, Any], key: str, least: int) -> int:
+    value = options[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise EngineError(f"{key} must be a whole number of at least {least}; got {value!r}.")
+    return value
+
+
+def parent_groups(sizes: Mapping[str, int], bins: int) -> dict[str, np.ndarray]:
+    """For each column with more than ``bins`` codes, the group of each code: ``bins`` runs of
+    adjacent codes of (nearly) equal length. Public: from the domain only."""
+    return {name: np.arange(size) * bins // size for name, size in sizes.items() if size > bins}
+
+
+class PrivBayesEngine:
+    """Greedy DP Bayesian network with θ-useful parent sets, then its noisy conditional tables."""
+
+    name: ClassVar[str] = "privbayes"
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        reject_unknown_options(self.name, options, set(DEFAULTS))
+        self._options = {**DEFAULTS, **options}
+        _whole(self._options, "degree", 0)
+        _whole(self._options, "parent_bins", 2)
+        _whole(self._options, "max_rows", 1)
+        theta, share = self._options["theta"], self._options["structure_share"]
+        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 0 < theta < math.inf:
+            raise EngineError(f"theta must be a positive number (the paper uses 4); got {theta!r}.")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise EngineError(f"structure_share must be a number strictly between 0 and 1 (e.g. 0.3); got {share!r}.")
+        if not isinstance(self._options["fit"], bool):
+            raise EngineError(f"fit must be true or false; got {self._options['fit']!r}.")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self._options)
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
+        share = self._options["structure_share"]
+        measurements: list[Measurement] = []
+        if curator.neighbouring.count_is_public:
+            structure, planned = split_budget(curator.remaining(), [share, 1 - share])
+            rows = float(curator.public_count())
+        else:
+            count, structure, planned = split_budget(
+                curator.remaining(), [COUNT_SHARE, (1 - COUNT_SHARE) * share, (1 - COUNT_SHARE) * (1 - share)])
+            measurements.append(curator.noisy_count(count))
+            rows = max(float(measurements[0].values[0]), 0.0)
+        max_cells = rows / (self._options["theta"] * self._noise_scale(curator, planned / len(names)))
+        groups = parent_groups(sizes, self._options["parent_bins"])
+        parent_sizes = {name: int(groups[name].max()) + 1 if name in groups else size for name, size in sizes.items()}
+        network = self._learn_network(curator, structure, parent_sizes, max_cells, groups, progress)
+        used = {p for _, parents in network for p in parents if p in groups}
+        budgets = split_budget(curator.remaining(), [1.0] * len(network))
+        for (child, parents), budget in progress.track(zip(network, budgets), "measuring the network's tables",
+                                                       len(network)):
+            maps = {p: groups[p] for p in parents if p in groups}
+            measurements.append(curator.measure_marginal((child, *parents), budget, coarsening=maps))
+        output = {
+            "network": [{"attribute": child, "parents": list(parents)} for child, parents in network],
+            "parent_groups": {name: groups[name].tolist() for name in names if name in used},
+            "theta": self._options["theta"],
+            "max_cells": max_cells,
+            "degree_used": max(len(parents) for _, parents in network),
+        }
+        return EngineResult(tuple(measurements), output)
+
+    @staticmethod
+    def _noise_scale(curator: Curator, budget: float) -> float:
+        """Noise scale per cell of a table measured with ``budget``: σ (Gaussian) or b (Laplace)."""
+        if curator.budget_unit == "rho":
+            return curator.neighbouring.histogram_l2 / math.sqrt(2 * budget)
+        return curator.neighbouring.histogram_l1 / budget
+
+    def _learn_network(self, curator: Curator, budget: float, parent_sizes: Mapping[str, int], max_cells: float,
+                       groups: Mapping[str, np.ndarray], progress: Progress) -> list[Pair]:
+        """The greedy network: (column, parents) pairs in topological order."""
+        names = curator.domain.names
+        # Every score of a pair without parents is 0 whatever the data: the curator draws the
+        # first column uniformly and charges nothing.
+        first = names[curator.select_by_mutual_information([(a, ()) for a in names], budget)]
+        network: list[Pair] = [(first, ())]
+        steps = split_budget(budget, [1.0] * (len(names) - 1)) if len(names) > 1 else []
+        for step in progress.track(steps, "choosing the network's parents", len(steps)):
+            placed = [child for child, _ in network]
+            candidates = [(child, parents) for child in names if child not in placed
+                          for parents in self._parent_sets(curator.domain.size((child,)), placed,
+                                                           parent_sizes, max_cells)]
+            network.append(candidates[curator.select_by_mutual_information(
+                candidates, step, self._options["max_rows"], coarsening=groups)])
+        return network
+
+    def _parent_sets(self, child_size: int, placed: Sequence[str], parent_sizes: Mapping[str, int],
+                     max_cells: float) -> list[tuple[str, ...]]:
+        """The maximal θ-useful parent sets of at most ``degree`` placed columns; () when none."""
+        degree = min(self._options["degree"], len(placed))
+
+        def fits(parents: tuple[str, ...]) -> bool:
+            return child_size * math.prod(parent_sizes[p] for p in parents) <= max_cells
+
+        sets = [parents for k in range(1, degree + 1) for parents in itertools.combinations(placed, k)
+                if fits(parents) and (k == degree or not any(
+                    fits((*parents, q)) for q in placed if q not in parents))]
+        return sets or [()]

@@ -1,0 +1,243 @@
+"""The inspection report: one self-contained HTML page about a Description, for a person deciding
+whether to share the release.
+
+It is built from the Description alone, never from private data: the summary and the ledger
+restate the release, and the pictures are post-processing of its noisy measurements (the model is
+fitted with few iterations, for speed). Pictures are embedded as base64 PNG; the page loads
+nothing from elsewhere (no network, no external style sheet or script).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from synth.description import FORMAT_VERSION, Description
+from synth.errors import OutputError
+from synth.files import atomic_write_text, check_writable
+from synth.generate import FIT_ITERATIONS, Model, fit_model
+from synth.inspect import views
+from synth.manifest import guarantee_statement
+from synth.progress import SILENT, Progress
+
+REPORT_ITERATIONS = 200
+BANNER = ("Built from the Description only, never from the private data. Everything on this page is "
+          "post-processing of the release, so it is exactly as private as the release itself.")
+NOTIONS = {"pure": "pure ε-DP, basic composition", "approx": "approximate (ε, δ)-DP",
+           "zcdp": "ρ-zCDP (ρ adds up), converted to (ε, δ)"}
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+.banner { background: #e8f3e8; border-left: 6px solid #3c8d3c; padding: 0.8em 1em; }
+.warning { background: #fbeaea; border-left: 6px solid #b22222; padding: 0.8em 1em; margin: 1em 0; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+tr.ledger-total { font-weight: bold; background: #f4f4f4; }
+.column { display: inline-block; vertical-align: top; width: 32em; margin: 0 1.5em 1.5em 0; }
+.column h3 { margin-bottom: 0.2em; } .note { color: #555; font-size: 0.9em; }
+img { max-width: 100%; }
+"""
+
+
+def _figures() -> ModuleType:
+    """The drawing module; matplotlib is imported only when a report is made."""
+    try:
+        from synth.inspect import figures
+    except ImportError as exc:
+        if not (exc.name or "").startswith("matplotlib"):
+            raise
+        raise OutputError(
+            "the HTML report draws its pictures with matplotlib, which is not installed. Install it "
+            "(pip install matplotlib), or run `synth inspect` without --report for the text view."
+        ) from exc
+    return figures
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _g(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def _img(png: bytes, css_class: str, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img class="{css_class}" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _facts(pairs: Sequence[tuple[str, str]]) -> str:
+    rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>" for key, value in pairs)
+    return f'<table class="facts">{rows}</table>'
+
+
+def _budget_text(amounts: dict[str, Any]) -> str:
+    text = f"ε = {_g(amounts['epsilon'])}, δ = {_g(amounts['delta'])}"
+    return text + (f" (ρ = {_g(amounts['rho'])})" if amounts.get("rho") is not None else "")
+
+
+def _header(description: Description) -> str:
+    parts = [f"<h1>synth release inspection: engine {_e(description.engine)}</h1>",
+             f'<p class="banner"><strong>{_e(BANNER)}</strong></p>']
+    if description.seeded:
+        parts.append('<p class="warning"><strong>Seeded noise: do not share.</strong> The noise was drawn '
+                     "from a reproducible generator (test mode); anyone who knows the seed can remove "
+                     "it. Such a release is for tests and benchmarks only.</p>")
+    if not description.end_to_end_dp:
+        derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
+        parts.append(f'<p class="warning"><strong>Not end-to-end DP.</strong> The domains of '
+                     f"{_e(', '.join(derived))} were read from the private data without noise.</p>")
+    return "\n".join(parts)
+
+
+def _summary(description: Description, model: Model) -> str:
+    privacy = description.privacy
+    budget, spent = privacy["budget"], privacy["spent"]
+    notion = NOTIONS.get(budget.get("notion"), str(budget.get("notion")))
+    if budget.get("notion") == "approx":
+        notion += f", {budget.get('composition')} composition"
+    by_source: dict[str, list[str]] = {}
+    for name, source in description.domain_sources.items():
+        by_source.setdefault(source, []).append(name)
+    measured = math.isfinite(model.total)
+    estimate = f"{model.total:,.0f} (noisy, from the measurements)" if measured else "none: nothing was measured"
+    if description.rows is not None:
+        rows = f"{description.rows:,}"
+    elif measured:
+        rows = f"not set: synth generate makes about {model.total:,.0f} rows (the noisy estimated total)"
+    else:
+        rows = "not set: synth generate needs --rows"
+    noise = description.noise
+    facts = [
+        ("Engine", description.engine),
+        ("Engine options", json.dumps(description.engine_options, sort_keys=True) if description.engine_options
+         else "none (defaults)"),
+        ("Accounting", notion),
+        ("Budget", _budget_text(budget)),
+        ("Spent", _budget_text(spent)),
+        ("Neighbouring relation", description.neighbouring),
+        ("Rows to generate", rows),
+        ("Estimated row count", estimate),
+        ("Noise", f"{noise.get('sampler', '?')} sampler; "
+         + ("SEEDED (test mode): must not be shared" if description.seeded else "not seeded (OS entropy)")),
+        ("Domains", "; ".join(f"{source}: {', '.join(names)}" for source, names in by_source.items())),
+        ("End-to-end DP", "yes" if description.end_to_end_dp else "NO (data-derived domains)"),
+        ("Software", f"{description.software.get('name', 'synth')} {description.software.get('version', '?')}"),
+        ("Created", description.created),
+        ("Description format version", str(FORMAT_VERSION)),
+    ]
+    return (f"<h2>Summary</h2>\n{_facts(facts)}\n"
+            f"<p>{_e(guarantee_statement(description))}</p>")
+
+
+def _ledger(description: Description) -> str:
+    head = ["#", "mechanism", "query", "sensitivity", "noise scale", "ε", "δ", "ρ", "note"]
+    numeric = {3, 4, 5, 6, 7}
+
+    def row(cells: Sequence[str], css_class: str) -> str:
+        tds = "".join(f'<td class="number">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
+                      for i, c in enumerate(cells))
+        return f'<tr class="{css_class}">{tds}</tr>'
+
+    entries = [row([str(e.index), e.mechanism, e.query, _g(e.sensitivity), _g(e.noise_scale),
+                    _g(e.cost.epsilon), _g(e.cost.delta), _g(e.cost.rho), e.note], "ledger-entry")
+               for e in description.ledger]
+    totals = description.ledger_totals()
+    entries.append(row(["", f"total of {len(description.ledger)} entries", "", "", "",
+                        _g(totals["epsilon"]), _g(totals["delta"]), _g(totals["rho"]), ""], "ledger-total"))
+    header = "".join(f'<th class="number">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>"
+                     for i, h in enumerate(head))
+    return ("<h2>Privacy ledger</h2>\n<p>One row per query that touched the private data, charged "
+            "before its noise was drawn. The totals are plain sums; the budget spent in the summary "
+            "is after composition (and, under zCDP, conversion to (ε, δ)).</p>\n"
+            f'<table class="ledger"><tr>{header}</tr>{"".join(entries)}</table>')
+
+
+def _structure(structure: views.Structure, figures: ModuleType) -> str:
+    return (f"<h2>Learnt structure</h2>\n<p>{_e(structure.summary)}</p>\n"
+            + _img(figures.structure_picture(structure), "structure", "learnt structure"))
+
+
+def _distributions(description: Description, model: Model, figures: ModuleType, progress: Progress) -> str:
+    parts = ["<h2>Column distributions</h2>\n<p>Each column's noisy 1-way measurement when it was "
+             "measured alone (noisy counts can be negative), else the fitted model's shares. "
+             "Numeric columns are shown by the bins of their public domain.</p>"]
+    columns = zip(description.schema.columns, views.distributions(description, model))
+    for column, distribution in progress.track(list(columns), "drawing column distributions"):
+        codes = distribution.shown()
+        notes = [f"{column.kind.value}, domain {column.source.value}, {column.size} codes."]
+        if distribution.measured:
+            notes.append(f"Noisy 1-way measurement; noise deviation ≈ {_g(distribution.noise_std)} per count.")
+        else:
+            notes.append("Not measured alone: the fitted model's marginal, as shares of rows.")
+        if distribution.merged:
+            notes.append(f"{distribution.merged} rare codes were merged into one noisy count, shown "
+                         "spread evenly over them.")
+        if codes.size < distribution.values.size:
+            notes.append(f"The {codes.size} largest codes are shown; {distribution.values.size - codes.size} "
+                         "more are not.")
+        parts.append(f'<div class="column"><h3>{_e(column.name)}</h3>'
+                     f'<p class="note">{_e(" ".join(notes))}</p>'
+                     + _img(figures.bar_chart(distribution, codes), "distribution", f"distribution of {column.name}")
+                     + "</div>")
+    return "\n".join(parts)
+
+
+def _dependence(description: Description, model: Model, structure: views.Structure, iterations: int,
+                figures: ModuleType, progress: Progress) -> str:
+    all_names = description.schema.names
+    names = views.heatmap_columns(all_names, structure.graph)
+    if len(names) < 2:
+        return "<h2>Pairwise dependence</h2>\n<p>The release has a single column: there are no pairs.</p>"
+    result = views.dependence(model, all_names, names, progress)
+    text = ("Cramér's V of every pair of columns in the fitted model's 2-way marginals (0: independent; "
+            "1: one column determines the other), over all codes including missing and other. It is "
+            "what the model implies, not a measurement: columns never measured together are linked "
+            "only through measured ones. Where the model is fitted iteratively (a graphical model over "
+            f"joint measurements), the fit was capped at {iterations} iterations for speed (synth "
+            f"generate uses {FIT_ITERATIONS}), so the values are approximate. Grey: the diagonal, or a "
+            "column the model gives a single value.")
+    if structure.graph.number_of_edges() == 0:
+        text += " With no joint measurement the model treats the columns as independent: every value is 0."
+    if result.left_out:
+        text += (f" The table has {len(all_names)} columns; shown are the {len(names)} most connected in the "
+                 f"structure above (ties in table order). Left out: {', '.join(result.left_out)}.")
+    return (f"<h2>Pairwise dependence</h2>\n<p>{_e(text)}</p>\n"
+            + _img(figures.heatmap(result), "dependence", "pairwise dependence (Cramér's V)"))
+
+
+def report_html(description: Description, iterations: int = REPORT_ITERATIONS,
+                progress: Progress = SILENT) -> str:
+    """The report as one HTML page (pictures embedded)."""
+    figures = _figures()
+    progress.message(f"fitting the model to the Description ({iterations} iterations at most)")
+    model = fit_model(description, iterations)
+    structure = views.structure(description)
+    body = "\n".join([
+        _header(description),
+        _summary(description, model),
+        _ledger(description),
+        _structure(structure, figures),
+        _distributions(description, model, figures, progress),
+        _dependence(description, model, structure, iterations, figures, progress),
+    ])
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>synth release inspection: {_e(description.engine)}</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def inspect_report(description: Description, path: str | os.PathLike[str], force: bool = False,
+                   iterations: int = REPORT_ITERATIONS, progress: Progress = SILENT) -> Path:
+    """Write the HTML report about ``description`` to ``path`` atomically (refused if it exists,
+    unless ``force``)."""
+    target = Path(path)
+    check_writable(target, force)  # before the work, not only when writing
+    return atomic_write_text(target, report_html(description, iterations, progress), force=force)

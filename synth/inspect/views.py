@@ -1,0 +1,179 @@
+"""What the inspection report shows, computed from a Description alone: numbers, no drawing.
+
+Everything here is post-processing of the release: its noisy measurements, the engine's public
+output and the model fitted to them. Nothing reads private data, so every number is exactly as
+private as the Description. Drawing is ``figures``' job, the page is ``report``'s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from synth.description import Description
+from synth.errors import DescriptionError
+from synth.generate import Model
+from synth.model.compression import expand_marginal
+from synth.model.estimation import combine_measurements
+from synth.progress import SILENT, Progress
+from synth.schema import NUMERIC_KINDS
+
+MAX_BARS = 30  # codes drawn per column; the others are counted in the caption
+MAX_HEATMAP_COLUMNS = 40
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One column's distribution over its (original) codes, with labels decoded from the schema."""
+
+    name: str
+    labels: tuple[str, ...]
+    values: np.ndarray  # noisy counts when ``measured``, else the fitted model's shares
+    measured: bool  # the column's own 1-way measurement(s); False: the fitted model's marginal
+    noise_std: float | None  # of one measured count (measured columns only)
+    merged: int  # codes that compression merged into one noisy count, spread evenly over them
+    ordered: bool  # numeric bins keep their order when only some are shown
+
+    def shown(self, limit: int = MAX_BARS) -> np.ndarray:
+        """The codes to draw: all of them, or the ``limit`` largest (bins kept in code order)."""
+        if self.values.size <= limit:
+            return np.arange(self.values.size)
+        top = np.argsort(-self.values, kind="stable")[:limit]
+        return np.sort(top) if self.ordered else top
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The learnt structure: a directed network (parents → child) or the graph of columns measured
+    together (edge weight: how many measured marginals hold both); ``summary`` says which."""
+
+    graph: nx.Graph
+    summary: str
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """Cramér's V of the fitted model's 2-way marginals between ``names`` (NaN: diagonal, undefined)."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    left_out: tuple[str, ...]
+
+
+def _measured_counts(description: Description, name: str) -> tuple[np.ndarray, float] | None:
+    """The column's 1-way noisy counts on its original codes (several measurements combined by
+    inverse variance), and the noise deviation of one count; None if it was never measured alone."""
+    own = [replace(m, values=m.values / m.weights, weights=None) if m.weights is not None else m
+           for m in description.measurements if m.attrs == (name,) and not m.coarsening]
+    if not own:
+        return None
+    counts, std = combine_measurements(own)
+    return expand_marginal(counts, (name,), description.compression), std
+
+
+def distributions(description: Description, model: Model) -> list[Distribution]:
+    """Every column's distribution: its noisy 1-way counts, else the fitted model's shares."""
+    out = []
+    for column in description.schema.columns:
+        measured = _measured_counts(description, column.name)
+        if measured is None:
+            marginal = model.marginal([column.name])
+            values, std = marginal / marginal.sum(), None
+        else:
+            values, std = measured
+        mapping = description.compression.get(column.name)
+        merged = 0 if mapping is None else int(np.count_nonzero(mapping == mapping.max()))
+        out.append(Distribution(column.name, column.labels(description.schema.other_label), values,
+                                measured is not None, std, merged if merged > 1 else 0,
+                                column.kind in NUMERIC_KINDS))
+    return out
+
+
+def _network(network: Any, names: Sequence[str]) -> nx.DiGraph:
+    """A Bayesian network given as [{"attribute": name, "parents": [names]}, ...], checked."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names)
+    known = set(names)
+    try:
+        for node in network:
+            child, parents = node["attribute"], list(node["parents"])
+            if child not in known or not known.issuperset(parents):
+                raise ValueError(f"it names columns the schema lacks ({[child, *parents]})")
+            graph.add_edges_from((parent, child) for parent in parents)
+    except (TypeError, KeyError, ValueError) as exc:
+        raise DescriptionError(
+            f"the engine output's 'network' is malformed ({exc}); it must be a list of "
+            '{"attribute": column, "parents": [columns]}. Use the Description exactly as synth wrote it.'
+        ) from exc
+    if not nx.is_directed_acyclic_graph(graph):
+        raise DescriptionError("the engine output's 'network' has a cycle, so it is not a Bayesian "
+                               "network; the file is inconsistent. Use it exactly as synth wrote it.")
+    return graph
+
+
+def structure(description: Description) -> Structure:
+    """The engine's network when it released one, else the columns measured together."""
+    names = description.schema.names
+    output = description.engine_output
+    if "network" in output:
+        graph = _network(output["network"], names)
+        coarse = sorted(output.get("parent_groups") or {})
+        return Structure(graph, f"Bayesian network released by engine '{description.engine}': an arrow "
+                                f"runs from each parent to its child ({graph.number_of_edges()} arrows)."
+                         + (f" As parents, {', '.join(coarse)} are seen on groups of adjacent codes." if coarse else ""))
+    graph = nx.Graph()
+    graph.add_nodes_from(names)
+    for m in description.measurements:
+        for a, b in itertools.combinations(m.attrs, 2):
+            weight = graph.edges[a, b]["weight"] + 1 if graph.has_edge(a, b) else 1
+            graph.add_edge(a, b, weight=weight)
+    if not description.measurements:
+        return Structure(graph, "Nothing was measured: the model is uniform over the public domain, "
+                                "columns independent, so the picture has no edges.")
+    if graph.number_of_edges() == 0:
+        return Structure(graph, "No marginal was measured over more than one column: the model treats "
+                                "the columns as independent, so the picture has no edges.")
+    joint = sum(1 for m in description.measurements if len(m.attrs) > 1)
+    return Structure(graph, f"Columns joined by an edge were measured together ({joint} joint "
+                            "marginals); an edge's width is the number of measured marginals holding both.")
+
+
+def heatmap_columns(names: Sequence[str], graph: nx.Graph, limit: int = MAX_HEATMAP_COLUMNS) -> tuple[str, ...]:
+    """All columns if at most ``limit``, else the ``limit`` most connected in the structure (by
+    weighted degree; ties in table order), in table order."""
+    if len(names) <= limit:
+        return tuple(names)
+    degree = dict(graph.degree(weight="weight"))
+    keep = set(sorted(names, key=lambda n: -degree[n])[:limit])
+    return tuple(n for n in names if n in keep)
+
+
+def cramers_v(joint: np.ndarray) -> float:
+    """Cramér's V of a 2-way table (counts or shares): sqrt(φ² / (min(r, c) − 1)) over the codes of
+    positive probability; NaN when either column has only one such code."""
+    p = joint / joint.sum()
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    p, rows, cols = p[rows > 0][:, cols > 0], rows[rows > 0], cols[cols > 0]
+    k = min(rows.size, cols.size) - 1
+    if k < 1:
+        return math.nan
+    expected = np.outer(rows, cols)
+    phi2 = float(((p - expected) ** 2 / expected).sum())
+    return math.sqrt(min(phi2 / k, 1.0))
+
+
+def dependence(model: Model, all_names: Sequence[str], names: Sequence[str],
+               progress: Progress = SILENT) -> Dependence:
+    """Cramér's V between every pair of ``names`` (a selection of ``all_names``) in the model."""
+    values = np.full((len(names), len(names)), math.nan)
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    for i, j in progress.track(pairs, "dependence between pairs of columns"):
+        values[i, j] = values[j, i] = cramers_v(model.marginal((names[i], names[j])))
+    shown = set(names)
+    return Dependence(tuple(names), values, tuple(n for n in all_names if n not in shown))
