@@ -13,6 +13,11 @@ rows as the original and scores them as benchmarks/pgm_benchmark.py does: mean t
 distance over all 364 3-way marginals (pgm_common). Time is mechanism + model + sampling. Runs
 already recorded in benchmarks/out/privbayes_runs.jsonl are skipped (--redo repeats them); the
 summary of that file is appended to benchmarks/RESULTS.md.
+
+``--cases datasynthesizer`` runs DataSynthesizer's correlated attribute mode (k = 2, every column
+categorical, its ε) side by side, in its own virtual environment (``python -m venv
+/work/venvs/ds && /work/venvs/ds/bin/pip install DataSynthesizer``); this file is then its
+driver, and imports no synth. It takes about 40 minutes a run on adult_coded.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ OUT = HERE / "out"
 RUNS = OUT / "privbayes_runs.jsonl"
 RESULTS = HERE / "RESULTS.md"
 DELTA = 1e-9
-CASES = {"privbayes": {}, "privbayes-fit": {"fit": True}}
+CASES = {"privbayes": {}, "privbayes-fit": {"fit": True}, "datasynthesizer": None}
+DATASYNTHESIZER_PYTHON = Path("/work/venvs/ds/bin/python")
 
 
 def run_synth(case: str, epsilon: float, seed: int) -> dict:
@@ -81,9 +87,46 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     }
 
 
+def run_datasynthesizer(epsilon: float, seed: int) -> dict:
+    """One DataSynthesizer run (correlated attribute mode, k = 2) in its own venv, scored the same way."""
+    import tempfile
+
+    import pandas as pd
+    from DataSynthesizer.DataDescriber import DataDescriber
+    from DataSynthesizer.DataGenerator import DataGenerator
+
+    codes, sizes = load_adult_coded()
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        data, description = Path(folder) / "data.csv", Path(folder) / "description.json"
+        pd.DataFrame({c: [f"v{x}" for x in codes[:, j]] for j, c in enumerate(sizes)}).to_csv(data, index=False)
+        describer = DataDescriber(category_threshold=max(sizes.values()))
+        describer.describe_dataset_in_correlated_attribute_mode(
+            str(data), k=2, epsilon=epsilon, attribute_to_is_categorical={c: True for c in sizes}, seed=seed)
+        describer.save_dataset_description_to_file(str(description))
+        generator = DataGenerator()
+        generator.generate_dataset_in_correlated_attribute_mode(len(codes), str(description), seed=seed)
+        frame = generator.synthetic_dataset
+    seconds = time.perf_counter() - start
+    synthetic = np.column_stack([frame[c].astype(str).str[1:].astype(int).to_numpy() for c in sizes])
+    sizes_list = list(sizes.values())
+    return {
+        "tool": "DataSynthesizer", "case": "datasynthesizer", "epsilon": epsilon, "seed": seed,
+        "tvd_1way": float(kway_tvds(codes, synthetic, sizes_list, 1).mean()),
+        "tvd_2way": float(kway_tvds(codes, synthetic, sizes_list, 2).mean()),
+        "tvd_3way": float(kway_tvds(codes, synthetic, sizes_list, 3).mean()),
+        "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
 def run_case(case: str, epsilon: float, seed: int) -> dict:
     """One run in a fresh process (one BLAS thread: on 2 cores a multithreaded BLAS stalls)."""
-    command = [sys.executable, __file__, "--child", case, str(epsilon), str(seed)]
+    python = sys.executable
+    if case == "datasynthesizer":
+        if not DATASYNTHESIZER_PYTHON.exists():
+            raise SystemExit(f"{DATASYNTHESIZER_PYTHON} is missing; create that venv first (see the docstring)")
+        python = str(DATASYNTHESIZER_PYTHON)
+    command = [python, __file__, "--child", case, str(epsilon), str(seed)]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
@@ -95,7 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--cases", nargs="+", default=["privbayes", "privbayes-fit"], choices=list(CASES))
     parser.add_argument("--redo", action="store_true", help="run again the runs already in privbayes_runs.jsonl")
     parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
     args = parser.parse_args()
@@ -112,7 +155,7 @@ def main() -> None:
                 record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 with RUNS.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
-                print(f"{case:14s} eps={epsilon:<5g} seed={seed} 1-way={record['tvd_1way']:.4f} "
+                print(f"{case:15s} eps={epsilon:<5g} seed={seed} 1-way={record['tvd_1way']:.4f} "
                       f"2-way={record['tvd_2way']:.4f} 3-way={record['tvd_3way']:.4f} "
                       f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
     if args.no_summary:
@@ -126,7 +169,8 @@ def main() -> None:
             "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
             f"as many rows; δ = {DELTA:g} (zCDP); default options (degree 2, θ = 4, 8 parent groups, "
             "structure share 0.3); `privbayes` samples the Bayesian network, `privbayes-fit` fits a "
-            "graphical model to the same measurements. Time is mechanism + model + sampling.\n",
+            "graphical model to the same measurements; `datasynthesizer` is DataSynthesizer's correlated "
+            "attribute mode (k = 2) in its own venv. Time is mechanism + model + sampling.\n",
             *summary_table(records), ""]
     with RESULTS.open("a") as handle:
         handle.write("\n".join(text))
@@ -135,6 +179,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        print(json.dumps(run_synth(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))
+        case, epsilon, seed = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+        run = run_datasynthesizer(epsilon, seed) if case == "datasynthesizer" else run_synth(case, epsilon, seed)
+        print(json.dumps(run))
     else:
         main()
