@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,6 +41,8 @@ RUNS = OUT / "pgm_runs.jsonl"
 RESULTS = HERE / "RESULTS.md"
 REFERENCE_PYTHON = Path("/work/venvs/mbi/bin/python")
 DELTA = 1e-9
+ERROR_METRIC = ("Error: mean over all 364 3-way marginals of the total-variation distance (½ L1) between "
+                "normalised marginals of the original (48,842 rows) and a synthetic table of as many rows;")
 CASES = {
     "synth-mst": ("synth", "mst", {}),
     "synth-aim": ("synth", "aim", {"workload": "3-way"}),
@@ -116,6 +119,42 @@ def summary_table(records: list[dict]) -> list[str]:
     return lines
 
 
+def run_grid(runs: Path, epsilons: Sequence[float], seeds: int, cases: Sequence[str], redo: bool,
+             run_case: Callable[[str, float, int], dict], show: Callable[[dict], str]) -> None:
+    """Run every (ε, seed, case) not yet recorded in ``runs`` (all of them with ``redo``), appending
+    each record, dated, as one JSON line as soon as it finishes (so an interrupted grid resumes)."""
+    runs.parent.mkdir(exist_ok=True)
+    done = set() if redo or not runs.exists() else {
+        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, runs.read_text().splitlines())}
+    for epsilon in epsilons:
+        for seed in range(seeds):
+            for case in cases:
+                if (case, float(epsilon), seed) in done:
+                    continue
+                record = run_case(case, epsilon, seed)
+                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                with runs.open("a") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                print(f"{case:15s} eps={epsilon:<5g} seed={seed} {show(record)} "
+                      f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
+
+
+def append_summary(runs: Path, title: str, method: str) -> None:
+    """Append to RESULTS.md (and print) a dated summary of every run in ``runs``: the machine, the
+    command, ``method`` (what was measured and how) and the table of mean ± s.e. per case and ε."""
+    records = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
+    command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
+    text = [f"\n## {title} — {stamp}\n",
+            f"Machine: {machine}. Command: `{command}` (all runs recorded in {runs.name} are summarised). "
+            f"{method}\n",
+            *summary_table(records), ""]
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(text))
+    print("\n".join(text))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
@@ -130,37 +169,12 @@ def main() -> None:
     parser.add_argument("--title", default="Marginal engines vs Private-PGM (mbi 2.0) on adult_coded",
                         help="heading of the summary appended to RESULTS.md")
     args = parser.parse_args()
-    runs = args.runs_file
-    OUT.mkdir(exist_ok=True)
-    command = "python benchmarks/pgm_benchmark.py " + " ".join(sys.argv[1:])
-    done = set() if args.redo or not runs.exists() else {
-        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, runs.read_text().splitlines())}
-    for epsilon in args.epsilons:
-        for seed in range(args.seeds):
-            for case in args.cases:
-                if (case, float(epsilon), seed) in done:
-                    continue
-                record = run_case(case, epsilon, seed)
-                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                with runs.open("a") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                print(f"{case:15s} eps={epsilon:<5g} seed={seed} tvd={record['tvd_3way']:.4f} "
-                      f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
-    if args.no_summary:
-        return
-    records = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
-    text = [f"\n## {args.title} — {stamp}\n",
-            f"Machine: {machine}. Command: `{command}` (all runs recorded in {runs.name} "
-            "are summarised). Error: mean over all 364 3-way marginals of the total-variation distance "
-            "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
-            f"as many rows; δ = {DELTA:g}; time is mechanism + fit + sampling; mbi runs in its own venv "
-            "(benchmarks/reference_requirements.txt) through benchmarks/reference_mbi.py.\n",
-            *summary_table(records), ""]
-    with RESULTS.open("a") as handle:
-        handle.write("\n".join(text))
-    print("\n".join(text))
+    run_grid(args.runs_file, args.epsilons, args.seeds, args.cases, args.redo, run_case,
+             lambda record: f"tvd={record['tvd_3way']:.4f}")
+    if not args.no_summary:
+        append_summary(args.runs_file, args.title, f"{ERROR_METRIC} δ = {DELTA:g}; time is mechanism + fit + "
+                       "sampling; mbi runs in its own venv (benchmarks/reference_requirements.txt) through "
+                       "benchmarks/reference_mbi.py.")
 
 
 if __name__ == "__main__":

@@ -25,24 +25,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pgm_benchmark import summary_table  # noqa: E402
+from pgm_benchmark import ERROR_METRIC, append_summary, run_grid  # noqa: E402
 from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
 
 OUT = HERE / "out"
 RUNS = OUT / "privbayes_runs.jsonl"
-RESULTS = HERE / "RESULTS.md"
 DELTA = 1e-9
 CASES = {"privbayes": {}, "privbayes-fit": {"fit": True}, "datasynthesizer": None}
 DATASYNTHESIZER_PYTHON = Path("/work/venvs/ds/bin/python")
@@ -142,39 +139,15 @@ def main() -> None:
     parser.add_argument("--redo", action="store_true", help="run again the runs already in privbayes_runs.jsonl")
     parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
     args = parser.parse_args()
-    OUT.mkdir(exist_ok=True)
-    command = "python benchmarks/privbayes_benchmark.py " + " ".join(sys.argv[1:])
-    done = set() if args.redo or not RUNS.exists() else {
-        (r["case"], float(r["epsilon"]), int(r["seed"])) for r in map(json.loads, RUNS.read_text().splitlines())}
-    for epsilon in args.epsilons:
-        for seed in range(args.seeds):
-            for case in args.cases:
-                if (case, float(epsilon), seed) in done:
-                    continue
-                record = run_case(case, epsilon, seed)
-                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                with RUNS.open("a") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                print(f"{case:15s} eps={epsilon:<5g} seed={seed} 1-way={record['tvd_1way']:.4f} "
-                      f"2-way={record['tvd_2way']:.4f} 3-way={record['tvd_3way']:.4f} "
-                      f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
-    if args.no_summary:
-        return
-    records = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
-    text = [f"\n## privbayes on adult_coded — {stamp}\n",
-            f"Machine: {machine}. Command: `{command}` (all runs recorded in benchmarks/out/privbayes_runs.jsonl "
-            "are summarised). Error: mean over all 364 3-way marginals of the total-variation distance "
-            "(½ L1) between normalised marginals of the original (48,842 rows) and a synthetic table of "
-            f"as many rows; δ = {DELTA:g} (zCDP); default options (degree 2, θ = 4, 8 parent groups, "
-            "structure share 0.3); `privbayes` samples the Bayesian network, `privbayes-fit` fits a "
-            "graphical model to the same measurements; `datasynthesizer` is DataSynthesizer's correlated "
-            "attribute mode (k = 2) in its own venv. Time is mechanism + model + sampling.\n",
-            *summary_table(records), ""]
-    with RESULTS.open("a") as handle:
-        handle.write("\n".join(text))
-    print("\n".join(text))
+    run_grid(RUNS, args.epsilons, args.seeds, args.cases, args.redo, run_case,
+             lambda record: f"1-way={record['tvd_1way']:.4f} 2-way={record['tvd_2way']:.4f} "
+                            f"3-way={record['tvd_3way']:.4f}")
+    if not args.no_summary:
+        append_summary(RUNS, "privbayes on adult_coded", f"{ERROR_METRIC} δ = {DELTA:g} (zCDP); default options "
+                       "(degree 2, θ = 4, 8 parent groups, structure share 0.3); `privbayes` samples the Bayesian "
+                       "network, `privbayes-fit` fits a graphical model to the same measurements; "
+                       "`datasynthesizer` is DataSynthesizer's correlated attribute mode (k = 2) in its own venv. "
+                       "Time is mechanism + model + sampling.")
 
 
 if __name__ == "__main__":
