@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import EngineError
-from synth.measurement import MECHANISM_STD, Measurement
+from synth.measurement import MECHANISM_STD, Measurement, is_group_map
 from synth.neighbours import Neighbouring
 from synth.model.domain import Domain
 from synth.privacy import (
@@ -182,10 +182,7 @@ class Curator:
         """The maps of ``coarsening`` (each for a column in ``attrs``), checked against the domain."""
         maps = {a: np.asarray(m) for a, m in (coarsening or {}).items()}
         for a, mapping in maps.items():
-            valid = (a in attrs and mapping.shape == (self.domain.sizes[self.domain.names.index(a)],)
-                     and np.issubdtype(mapping.dtype, np.integer)
-                     and np.array_equal(np.unique(mapping), np.arange(mapping.max() + 1)))
-            if not valid:
+            if a not in attrs or mapping.shape != (self.domain.size((a,)),) or not is_group_map(mapping):
                 raise EngineError(
                     f"the coarsening map of {a!r} must belong to a measured column and give a group "
                     "0..k-1 (every group used) for each of its codes."

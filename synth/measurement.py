@@ -31,6 +31,12 @@ MECHANISM_STD = {
 }
 
 
+def is_group_map(mapping: np.ndarray) -> bool:
+    """Whether ``mapping`` gives each code a group 0..k-1 with every group used: a valid coarsening map."""
+    return (mapping.ndim == 1 and mapping.size > 0 and np.issubdtype(mapping.dtype, np.integer)
+            and np.array_equal(np.unique(mapping), np.arange(mapping.max() + 1)))
+
+
 def sum_groups(table: np.ndarray, mapping: np.ndarray, axis: int) -> np.ndarray:
     """``table`` summed along ``axis`` over the groups of ``mapping`` (the group of each code):
     how the cells of a coarsened attribute relate to its codes."""
@@ -53,9 +59,7 @@ class Measurement:
     def __post_init__(self) -> None:
         maps = {str(a): np.asarray(m) for a, m in self.coarsening.items()}
         for a, m in maps.items():
-            valid = (a in self.attrs and m.ndim == 1 and m.size > 0 and np.issubdtype(m.dtype, np.integer)
-                     and np.array_equal(np.unique(m), np.arange(m.max() + 1)))
-            if not valid:
+            if a not in self.attrs or not is_group_map(m):
                 raise DescriptionError(
                     f"measurement of {self.attrs} coarsens {a!r} with an invalid map (it must be one of "
                     "the measured columns, with a group 0..k-1 for each code, every group used). "
