@@ -94,6 +94,10 @@ class CountRelease:
         scale = laplace_scale(l1, budget)
         return "discrete_laplace", scale, laplace_cost(l1, scale)
 
+    def noise_scale(self, budget: float) -> float:
+        """The noise scale (Gaussian σ or Laplace b) per cell of a histogram released with ``budget``."""
+        return self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)[1]
+
     def release(self, counts: np.ndarray, budget: float, query: str, extra_delta: float = 0.0,
                 note: str = "") -> NoisyCounts:
         """Charge, then add noise to ``counts`` (a histogram: one row moves one cell by one).
@@ -145,6 +149,10 @@ class Curator:
     @property
     def budget_unit(self) -> str:
         return self._counts.budget_unit
+
+    def noise_scale(self, budget: float) -> float:
+        """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""
+        return self._counts.noise_scale(budget)
 
     def remaining(self) -> float:
         """What is left of the budget, in ``budget_unit``, rounded down (safe to spend)."""

@@ -112,7 +112,6 @@ class AIMEngine:
         rounds = self._options["rounds"] or 16 * len(domain.names)
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
-        l2 = curator.neighbouring.histogram_l2
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
         iterations = self._options["iterations"]
         model = fit_graphical_model(domain, measurements, iterations=iterations)
@@ -134,8 +133,7 @@ class AIMEngine:
                 domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
                      or (exact_sizes and model_size_mb(domain, cliques + [c]) <= limit)))]  # or triangulating
-            sigma = l2 / math.sqrt(2 * rho_measure)
-            penalty = math.sqrt(2 / math.pi) * sigma
+            penalty = math.sqrt(2 / math.pi) * curator.noise_scale(rho_measure)
             before = [model.marginal(c) for c in allowed]
             choice = curator.select_marginal(
                 allowed, before, rho_select,

@@ -105,7 +105,7 @@ class PrivBayesEngine:
                 curator.remaining(), [COUNT_SHARE, (1 - COUNT_SHARE) * share, (1 - COUNT_SHARE) * (1 - share)])
             measurements.append(curator.noisy_count(count))
             rows = max(float(measurements[0].values[0]), 0.0)
-        max_cells = rows / (self._options["theta"] * self._noise_scale(curator, planned / len(names)))
+        max_cells = rows / (self._options["theta"] * curator.noise_scale(planned / len(names)))
         groups = parent_groups(sizes, self._options["parent_bins"])
         parent_sizes = {name: int(groups[name].max()) + 1 if name in groups else size for name, size in sizes.items()}
         network = self._learn_network(curator, structure, parent_sizes, max_cells, groups, progress)
@@ -123,13 +123,6 @@ class PrivBayesEngine:
             "degree_used": max(len(parents) for _, parents in network),
         }
         return EngineResult(tuple(measurements), output)
-
-    @staticmethod
-    def _noise_scale(curator: Curator, budget: float) -> float:
-        """Noise scale per cell of a table measured with ``budget``: σ (Gaussian) or b (Laplace)."""
-        if curator.budget_unit == "rho":
-            return curator.neighbouring.histogram_l2 / math.sqrt(2 * budget)
-        return curator.neighbouring.histogram_l1 / budget
 
     def _learn_network(self, curator: Curator, budget: float, parent_sizes: Mapping[str, int], max_cells: float,
                        groups: Mapping[str, np.ndarray], progress: Progress) -> list[Pair]:
