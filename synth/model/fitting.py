@@ -169,7 +169,7 @@ class _Plan:
             if not incoming[j]:
                 continue
             n = self.nodes[j]
-            gradient = incoming[j][0] if len(incoming[j]) == 1 else sum(incoming[j][1:], start=incoming[j][0])
+            gradient = sum(incoming[j][1:], start=incoming[j][0])
             (into_clique[n.clique] if n.source is None else incoming[n.source]).append(align(gradient, n.attrs, n.around))
         directions = {}
         for c, terms in into_clique.items():
