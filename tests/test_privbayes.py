@@ -154,6 +154,17 @@ def test_selection_follows_the_exponential_mechanism(delta, score):
     assert chisquare(picks, expected * draws).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("score", ["mi", "r"])
+def test_selection_is_near_uniform_at_tiny_budget_and_certain_at_huge(score):
+    codes, domain = chain_data(2000)
+    pairs = [("b", ("a",)), ("e", ("a",)), ("d", ("e",))]  # a strong dependence, then two independent pairs
+    curator = _curator(codes, domain, epsilon=1e9)
+    tiny = np.bincount([curator.select_by_dependence(pairs, 1e-6, score) for _ in range(3000)], minlength=3)
+    assert chisquare(tiny).pvalue > 1e-3
+    huge = np.bincount([curator.select_by_dependence(pairs, 1e3, score) for _ in range(300)], minlength=3)
+    assert huge[0] == 300
+
+
 def test_choices_that_cannot_depend_on_the_data_are_free():
     codes, domain = chain_data(300)
     curator = _curator(codes, domain, epsilon=1.0)
@@ -172,7 +183,7 @@ def test_tables_beyond_max_rows_are_refused_before_spending():
     assert "300" not in str(error.value)  # never quotes the private count
     assert curator.accountant.ledger == ()
     with pytest.raises(EngineError, match="max_rows"):  # the engine stops at its first choice, unreleased
-        make_engine("privbayes", {"max_rows": 100}).describe(_curator(codes, domain, epsilon=50.0), SILENT)
+        make_engine("privbayes", {"max_rows": 100, "score": "mi"}).describe(_curator(codes, domain, epsilon=50.0), SILENT)
 
 
 # --- the engine ------------------------------------------------------------------------------------

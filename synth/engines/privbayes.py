@@ -57,7 +57,7 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "structure_share": 0.3,
-                            "max_rows": 10**9, "fit": False, "score": "mi",
+                            "max_rows": 10**9, "fit": False, "score": "r",
                             "max_model_size": 80.0}
 COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
 
