@@ -23,7 +23,8 @@ Representation of the estimate (recorded in the engine output as ``representatio
 * ``histogram``: an explicit histogram over the whole domain (``synth.model.histogram``), when
   the domain has at most ``max_cells`` cells (default 10⁷: three float arrays, about 240 MB).
   Multiplicative weights with the paper's improvements: ``passes`` sweeps of the update over all
-  measurements after each round, and the released estimate is the average over rounds;
+  measurements after each round, and the released estimate is the average over rounds
+  (``average = false``: the last round's estimate);
 * ``graphical-model``: beyond that, the estimate is the graphical model fitted to all
   measurements so far (MWEM+PGM, McKenna, Sheldon & Miklau 2019), warm-started each round;
   no averaging (the fit already pools every measurement).
@@ -60,7 +61,7 @@ class MWEMEngine(WorkloadEngine):
     name: ClassVar[str] = "mwem"
     defaults: ClassVar[dict[str, Any]] = {
         "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
-        "max_cells": 10**7, "passes": 10, "iterations": 100,
+        "max_cells": 10**7, "passes": 10, "average": True, "iterations": 100,
     }
 
     def check_options(self) -> None:
@@ -72,6 +73,8 @@ class MWEMEngine(WorkloadEngine):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
             raise EngineError(f"selection_share must be a number strictly between 0 and 1 (the paper uses 0.5); "
                               f"got {share!r}.")
+        if not isinstance(self._options["average"], bool):
+            raise EngineError(f"average must be true or false; got {self._options['average']!r}.")
         if self._options["representation"] not in REPRESENTATIONS:
             raise EngineError(f"representation must be one of {list(REPRESENTATIONS)}; "
                               f"got {self._options['representation']!r}.")
@@ -99,7 +102,7 @@ class MWEMEngine(WorkloadEngine):
         weights = MultiplicativeWeights(domain, total, self._options["passes"]) if representation == HISTOGRAM else None
         model = None
         round_budgets = split_budget(curator.remaining(), [1.0] * rounds)
-        selected = []
+        selected: list[str] = []
         progress.message(f"mwem: {len(workload)} workload tables, {rounds} rounds, {representation} estimate")
         for number, budget in enumerate(progress.track(round_budgets, "mwem rounds", rounds), 1):
             if number == rounds:  # the last round takes exactly what is left
