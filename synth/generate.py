@@ -88,7 +88,7 @@ def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Mod
         return database_model(description.model_domain, np.asarray(output["database"]), float(output["total"]))
     if description.engine == "mwem" and output.get("representation") == "histogram":
         return replay_multiplicative_weights(description.model_domain, description.measurements,
-                                             float(output["total"]), int(description.engine_options["passes"]),
+                                             float(output["total"]), int(output["passes"]),
                                              bool(description.engine_options["average"]))
     network = output.get("network")
     if network is not None and not description.engine_options.get("fit", False):

@@ -50,7 +50,7 @@ def mwem_error(codes, domain, epsilon, seed, **options) -> float:
     curator = curator_for(codes, domain, epsilon, seed=seed)
     engine = make_engine("mwem", {"k": 2, "passes": 50, **options})
     result = engine.describe(curator, SILENT)
-    model = replay_multiplicative_weights(domain, result.measurements, result.output["total"], engine.options["passes"],
+    model = replay_multiplicative_weights(domain, result.measurements, result.output["total"], result.output["passes"],
                                           engine.options["average"])
     return workload_error(codes, domain, model.marginal, marginal_workload(domain, 2))
 
@@ -241,3 +241,10 @@ def test_the_cli_prints_bad_workloads_without_a_traceback(capsys, tmp_path: Path
     code = main(["run", str(data), "--epsilon", "1", "--engine", "mwem", "--seed", "1", "-o",
                  str(tmp_path / "ok"), "--quiet"])
     assert code == 0 and (tmp_path / "ok" / "synthetic.csv").exists()
+
+
+def test_default_passes_spend_more_sweeps_on_small_domains():
+    engine = make_engine("mwem")
+    assert engine.passes(20, 1) == 1000 and engine.passes(1_555_200, 20) == 10
+    assert engine.passes(100_000, 10) == 3 * 10**9 // (100_000 * 55) == 545
+    assert make_engine("mwem", {"passes": 7}).passes(20, 1) == 7

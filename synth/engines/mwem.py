@@ -23,7 +23,8 @@ Representation of the estimate (recorded in the engine output as ``representatio
 * ``histogram``: an explicit histogram over the whole domain (``synth.model.histogram``), when
   the domain has at most ``max_cells`` cells (default 10⁷: three float arrays, about 240 MB).
   Multiplicative weights with the paper's improvements: ``passes`` sweeps of the update over all
-  measurements after each round, and the released estimate is the average over rounds
+  measurements after each round (default: as many as about 3·10⁹ cell updates allow in all,
+  from 10 to 1000; recorded in the engine output), and the released estimate is the average over rounds
   (``average = false``: the last round's estimate);
 * ``graphical-model``: beyond that, the estimate is the graphical model fitted to all
   measurements so far (MWEM+PGM, McKenna, Sheldon & Miklau 2019), warm-started each round;
@@ -53,6 +54,8 @@ from synth.progress import Progress
 HISTOGRAM, GRAPHICAL = "histogram", "graphical-model"
 REPRESENTATIONS = ("auto", HISTOGRAM, GRAPHICAL)
 DEFAULT_MAX_ROUNDS = 30  # rounds default to the workload's size, at most this
+PASS_WORK = 3 * 10**9  # cell updates that the default number of passes may spend in all (~20 s)
+PASSES = (10, 1000)  # the least and most passes by default
 
 
 class MWEMEngine(WorkloadEngine):
@@ -61,13 +64,15 @@ class MWEMEngine(WorkloadEngine):
     name: ClassVar[str] = "mwem"
     defaults: ClassVar[dict[str, Any]] = {
         "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
-        "max_cells": 10**7, "passes": 10, "average": True, "iterations": 100,
+        "max_cells": 10**7, "passes": None, "average": True, "iterations": 100,
     }
 
     def check_options(self) -> None:
         if self._options["rounds"] is not None:
             whole_number(self._options, "rounds", 1)
-        for key in ("max_cells", "passes", "iterations"):
+        if self._options["passes"] is not None:
+            whole_number(self._options, "passes", 1)
+        for key in ("max_cells", "iterations"):
             whole_number(self._options, key, 1)
         share = self._options["selection_share"]
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
@@ -92,6 +97,15 @@ class MWEMEngine(WorkloadEngine):
             return HISTOGRAM if cells <= limit else GRAPHICAL
         return chosen
 
+    def passes(self, cells: int, rounds: int) -> int:
+        """Sweeps over the measurements per round: the option, or by default as many as
+        ``PASS_WORK`` cell updates allow over all rounds (round t sweeps t measurements), within
+        ``PASSES``: the paper's update moves slowly, so small domains get more sweeps."""
+        if self._options["passes"] is not None:
+            return self._options["passes"]
+        updates = cells * rounds * (rounds + 1) // 2
+        return min(PASSES[1], max(PASSES[0], PASS_WORK // updates))
+
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         domain = curator.domain
         workload = self.workload(domain)
@@ -99,7 +113,8 @@ class MWEMEngine(WorkloadEngine):
         rounds = self._options["rounds"] or min(len(workload), DEFAULT_MAX_ROUNDS)
         total, measurements = count_rows(curator)
         share = self._options["selection_share"]
-        weights = MultiplicativeWeights(domain, total, self._options["passes"]) if representation == HISTOGRAM else None
+        passes = self.passes(domain.size(), rounds)
+        weights = MultiplicativeWeights(domain, total, passes) if representation == HISTOGRAM else None
         model = None
         round_budgets = split_budget(curator.remaining(), [1.0] * rounds)
         selected: list[str] = []
@@ -123,6 +138,7 @@ class MWEMEngine(WorkloadEngine):
                 model = fit_graphical_model(domain, measurements, total=total, iterations=self._options["iterations"],
                                             warm_start=model)
         output = {"representation": representation, "cells": domain.size(), "total": total, "rounds": rounds,
+                  **({"passes": passes} if representation == HISTOGRAM else {}),
                   "selected": selected, "workload": [item.to_dict() for item in workload]}
         return EngineResult(tuple(measurements), output)
 
