@@ -44,9 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -55,7 +53,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pgm_benchmark import append_summary, run_grid  # noqa: E402
+from pgm_benchmark import append_summary, grid_arguments, run_child, run_grid  # noqa: E402
 from pgm_common import DATA_DIR, kway_tvds, load_adult_coded  # noqa: E402
 
 RUNS = HERE / "out" / "mwem_runs.jsonl"
@@ -160,27 +158,18 @@ def run_smartnoise(case: str, epsilon: float, seed: int) -> dict:
 
 
 def run_case(case: str, epsilon: float, seed: int) -> dict:
-    """One run in a fresh process (one BLAS thread: on 2 cores a multithreaded BLAS stalls)."""
+    """One run in a fresh process: SmartNoise's in its venv, synth's with this interpreter."""
     python = sys.executable
     if case.endswith("snsynth-mwem"):
         if not SNSYNTH_PYTHON.exists():
             raise SystemExit(f"{SNSYNTH_PYTHON} is missing; create that venv first (see the docstring)")
         python = str(SNSYNTH_PYTHON)
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([python, __file__, "--child", case, str(epsilon), str(seed)], capture_output=True,
-                          text=True, check=False, env=env)
-    if done.returncode != 0:
-        raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_child(python, __file__, case, epsilon, seed)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
-    parser.add_argument("--redo", action="store_true", help="run again the runs already in mwem_runs.jsonl")
-    parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
+    grid_arguments(parser, CASES, CASES, RUNS.name)
     args = parser.parse_args()
     run_grid(RUNS, args.epsilons, args.seeds, args.cases, args.redo, run_case,
              lambda record: f"tvd={record['tvd_3way']:.4f}")

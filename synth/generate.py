@@ -22,7 +22,7 @@ import pandas as pd
 
 from synth.description import Description
 from synth.measurement import Measurement
-from synth.errors import SynthError
+from synth.errors import DescriptionError, SynthError
 from synth.model.bayesian_network import network_from_measurements
 from synth.model.compression import expand_codes, expand_marginal
 from synth.model.domain import Domain
@@ -84,12 +84,18 @@ def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Mod
     multiplicative-weights histogram when it used one (replayed from its measurements); SmallDB's
     small database."""
     output = description.engine_output
-    if description.engine == "smalldb":
-        return database_model(description.model_domain, np.asarray(output["database"]), float(output["total"]))
-    if description.engine == "mwem" and output.get("representation") == "histogram":
-        return replay_multiplicative_weights(description.model_domain, description.measurements,
-                                             float(output["total"]), int(output["passes"]),
-                                             bool(description.engine_options["average"]))
+    try:
+        if description.engine == "smalldb":
+            return database_model(description.model_domain, np.asarray(output["database"]), float(output["total"]))
+        if description.engine == "mwem" and output.get("representation") == "histogram":
+            return replay_multiplicative_weights(description.model_domain, description.measurements,
+                                                 float(output["total"]), int(output["passes"]),
+                                                 bool(description.engine_options["average"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DescriptionError(
+            f"the {description.engine} output in the Description is incomplete or does not fit its domain "
+            f"({type(exc).__name__}: {exc}); use the file exactly as synth wrote it."
+        ) from exc
     network = output.get("network")
     if network is not None and not description.engine_options.get("fit", False):
         return network_from_measurements(description.model_domain,

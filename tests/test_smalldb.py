@@ -201,3 +201,18 @@ def test_the_cli_refuses_a_space_too_large_without_a_traceback(capsys, tmp_path:
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "mwem" in err and "databases" in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_description_whose_database_leaves_the_domain_is_refused():
+    from dataclasses import replace
+
+    from synth.errors import DescriptionError
+
+    codes = binary_rows(200)
+    df = pd.DataFrame({"a": codes[:, 0].astype(bool), "b": codes[:, 1].astype(bool)})
+    schema = Schema((Column("a", "boolean"), Column("b", "boolean")))
+    description = describe(df, Profile(schema=schema, epsilon=1.0, engine="smalldb", seed=0,
+                                       engine_options={"size": 2}), report_to=None)
+    broken = replace(description, engine_output={**description.engine_output, "database": [[0, 7], [1, 1]]})
+    with pytest.raises(DescriptionError, match="does not fit its domain"):
+        fit_model(broken)
