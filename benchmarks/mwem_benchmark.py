@@ -32,6 +32,9 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
   as synth-mwem's rounds, 3-way cuboid queries, one histogram over all columns), run by this
   file in /work/venvs/snsynth (`python -m venv /work/venvs/snsynth &&
   /work/venvs/snsynth/bin/pip install smartnoise-synth`); the driver then imports no synth.
+  ``snsynth-mwem-defaults`` (adult_coded3 only): the same with SmartNoise's own number of
+  iterations (10 · ⌈log10 n⌉ = 50 here), as synth-mwem's single round is too few for its
+  random cuboid queries.
 
 Time is mechanism + model + sampling (mwem's histogram is rebuilt from its measurements, as
 `synth generate` does). Every run is a fresh process with OPENBLAS_NUM_THREADS=1; runs already in
@@ -71,8 +74,8 @@ ENGINES = {  # case → (engine, options, delta)
     "synth-aim": ("aim", {"workload": "3-way"}, DELTA),
 }
 DATASETS = ("adult_missing", "adult_coded8", "adult_coded3")
-CASES = [f"{data}/{case}" for data in DATASETS for case in [*ENGINES, "snsynth-mwem"]
-         if case != "synth-smalldb" or data == "adult_coded3"]
+CASES = [f"{data}/{case}" for data in DATASETS for case in [*ENGINES, "snsynth-mwem", "snsynth-mwem-defaults"]
+         if case not in ("synth-smalldb", "snsynth-mwem-defaults") or data == "adult_coded3"]
 
 
 def load(dataset: str) -> tuple[np.ndarray, dict[str, int]]:
@@ -149,8 +152,8 @@ def run_smartnoise(case: str, epsilon: float, seed: int) -> dict:
     np.random.seed(seed)
     random.seed(seed)
     start = time.perf_counter()
-    synthesizer = MWEMSynthesizer(epsilon=epsilon, iterations=default_rounds(len(sizes)), marginal_width=3,
-                                  split_factor=len(sizes))
+    iterations = None if case.endswith("-defaults") else default_rounds(len(sizes))
+    synthesizer = MWEMSynthesizer(epsilon=epsilon, iterations=iterations, marginal_width=3, split_factor=len(sizes))
     synthesizer.fit(codes, categorical_columns=list(range(len(sizes))))
     synthetic = np.asarray(synthesizer.sample(len(codes)), dtype=np.int64)
     record = {"tool": "smartnoise-synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": 0.0}
@@ -160,7 +163,7 @@ def run_smartnoise(case: str, epsilon: float, seed: int) -> dict:
 def run_case(case: str, epsilon: float, seed: int) -> dict:
     """One run in a fresh process: SmartNoise's in its venv, synth's with this interpreter."""
     python = sys.executable
-    if case.endswith("snsynth-mwem"):
+    if "/snsynth-" in case:
         if not SNSYNTH_PYTHON.exists():
             raise SystemExit(f"{SNSYNTH_PYTHON} is missing; create that venv first (see the docstring)")
         python = str(SNSYNTH_PYTHON)
@@ -184,7 +187,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        runner = run_smartnoise if sys.argv[2].endswith("snsynth-mwem") else run_synth
+        runner = run_smartnoise if "/snsynth-" in sys.argv[2] else run_synth
         print(json.dumps(runner(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))
     else:
         main()

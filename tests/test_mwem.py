@@ -16,7 +16,7 @@ from synth.curator import CountRelease, Curator
 from synth.engines import make_engine
 from synth.engines.workload import WorkloadTable, marginal_workload, query_workload
 from synth.errors import EngineError
-from synth.generate import fit_model, generate
+from synth.generate import fit_measurements, fit_model, generate
 from synth.model.domain import Domain
 from synth.model.histogram import HistogramModel, replay_multiplicative_weights
 from synth.neighbours import Neighbouring
@@ -101,7 +101,6 @@ def test_graphical_model_estimate_for_large_domains_and_generation_from_it():
     engine = make_engine("mwem", {"k": 2, "rounds": 10, "max_cells": 100, "iterations": 50})
     result = engine.describe(curator, SILENT)
     assert result.output["representation"] == "graphical-model" and result.output["cells"] == domain.size()
-    from synth.generate import fit_measurements
     model = fit_measurements(domain, result.measurements, {}, iterations=200)
     assert workload_error(codes, domain, model.marginal, marginal_workload(domain, 2)) < 0.05
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from synth.curator import CountRelease, Curator
 from synth.engines import make_engine
 from synth.engines.smalldb import multisets, theory_size
 from synth.engines.workload import marginal_workload
-from synth.errors import EngineError
+from synth.errors import DescriptionError, EngineError
 from synth.generate import fit_model, generate
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
@@ -204,10 +205,6 @@ def test_the_cli_refuses_a_space_too_large_without_a_traceback(capsys, tmp_path:
 
 
 def test_a_description_whose_database_leaves_the_domain_is_refused():
-    from dataclasses import replace
-
-    from synth.errors import DescriptionError
-
     codes = binary_rows(200)
     df = pd.DataFrame({"a": codes[:, 0].astype(bool), "b": codes[:, 1].astype(bool)})
     schema = Schema((Column("a", "boolean"), Column("b", "boolean")))
