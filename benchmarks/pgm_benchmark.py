@@ -104,6 +104,28 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
     return record
 
 
+def run_child(python: str, script: str, case: str, epsilon: float, seed: int) -> dict:
+    """Run ``script --child case epsilon seed`` with ``python`` in a fresh process (one BLAS thread:
+    on 2 cores a multithreaded BLAS stalls when anything else runs) and return the JSON record it
+    prints last."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([python, script, "--child", case, str(epsilon), str(seed)], capture_output=True,
+                          text=True, check=False, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def grid_arguments(parser: argparse.ArgumentParser, cases: Sequence[str], default_cases: Sequence[str],
+                   runs_name: str) -> None:
+    """The options every grid benchmark takes: ε values, seeds, cases, --redo and --no-summary."""
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--cases", nargs="+", default=list(default_cases), choices=list(cases))
+    parser.add_argument("--redo", action="store_true", help=f"run again the runs already in {runs_name}")
+    parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
+
+
 def summary_table(records: list[dict]) -> list[str]:
     groups: dict[tuple[str, float], list[dict]] = defaultdict(list)
     for r in records:

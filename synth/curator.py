@@ -263,26 +263,81 @@ class Curator:
 
     def select_marginal(self, candidates: Sequence[Sequence[str]], estimates: Sequence[np.ndarray],
                         budget: float, weights: Sequence[float] | None = None,
-                        penalties: Sequence[float] | None = None) -> int:
+                        penalties: Sequence[float] | None = None,
+                        coarsenings: Sequence[Mapping[str, np.ndarray] | None] | None = None) -> int:
         """Index of the candidate marginal an estimate gets most wrong, chosen under DP.
 
         The score of candidate r is ``weights[r] * (‖x_r − estimates[r]‖₁ − penalties[r])`` where
-        x_r is the exact marginal; one row changes ‖x_r − ·‖₁ by at most the histogram L1
-        sensitivity, so the scores' sensitivity is that times max |weight|. The choice is made by
-        the exponential mechanism (Gumbel report-noisy-max), charged first.
+        x_r is the exact marginal, on the groups of ``coarsenings[r]`` for the columns it maps (as
+        in ``measure_marginal``); one row changes ‖x_r − ·‖₁ by at most the histogram L1
+        sensitivity (a grouped marginal is a histogram too), so the scores' sensitivity is that
+        times max |weight|. The choice is made by the exponential mechanism (Gumbel
+        report-noisy-max), charged first.
         """
         candidates = [self._check(c) for c in candidates]
         if not candidates or len(estimates) != len(candidates):
             raise EngineError("select_marginal needs one estimate for each of at least one candidate")
+        maps = [self._check_coarsening(m, c) for c, m in zip(candidates, coarsenings or [None] * len(candidates),
+                                                               strict=True)]
         w = np.ones(len(candidates)) if weights is None else np.asarray(weights, dtype=float)
         b = np.zeros(len(candidates)) if penalties is None else np.asarray(penalties, dtype=float)
         scores = np.array([
-            w[r] * (np.abs(self._exact(c) - np.ravel(estimates[r])).sum() - b[r])
+            w[r] * (np.abs(self._exact(c, maps[r]) - np.ravel(estimates[r])).sum() - b[r])
             for r, c in enumerate(candidates)
         ])
         sensitivity = float(np.max(np.abs(w))) * self.neighbouring.histogram_l1
         return self._report_noisy_max(scores, sensitivity, budget,
                                       f"select the worst-estimated of {len(candidates)} marginals")
+
+    SMALL_DATABASE_CHUNK = 4_000_000  # (candidate, cell) pairs scored at once
+
+    def select_small_database(self, databases: np.ndarray,
+                              tables: Sequence[tuple[Sequence[str], Mapping[str, np.ndarray] | None]],
+                              budget: float) -> int:
+        """Index of the small database that best answers the workload, chosen under DP (SmallDB).
+
+        ``databases`` is an (N, m) matrix: each row is a multiset of m cells of the full domain
+        (C-order indices over every column of ``domain``), public (enumerated from the domain).
+        ``tables`` are the workload's tables (columns, and groups of codes as in
+        ``measure_marginal``); each cell of each table is a counting query q. With x the private
+        rows (n of them) and y a candidate, the score is
+
+            u(x, y) = −max_q |q(x) − n·q(y)/m|,
+
+        the largest error, in rows, of the candidate scaled to n rows. Sensitivity 1 under both
+        relations. Add/remove: adding a row r moves q(x) by q(r) ∈ {0, 1} and n·q(y)/m by
+        q(y)/m ∈ [0, 1], so each error moves by q(r) − q(y)/m ∈ [−1, 1], and so does the largest
+        absolute error (a maximum of 1-Lipschitz functions). Replace-one: n is fixed and q(x)
+        moves by −1, 0 or 1. The candidate is drawn by the exponential mechanism (Gumbel
+        report-noisy-max: P(y) ∝ exp(u(x, y)/β)), charged first.
+        """
+        databases = np.asarray(databases)
+        cells = self.domain.size()
+        if (databases.ndim != 2 or databases.shape[0] == 0 or databases.shape[1] == 0
+                or databases.dtype.kind not in "iu" or databases.min() < 0 or databases.max() >= cells):
+            raise EngineError("select_small_database needs an (N, m) matrix of cell indices of the domain, N, m ≥ 1")
+        if not tables:
+            raise EngineError("select_small_database needs at least one workload table")
+        rows, size = self._codes.shape[0], databases.shape[1]
+        codes = np.unravel_index(np.arange(cells), self.domain.sizes)
+        scores = np.zeros(databases.shape[0])
+        for attrs, coarsening in tables:
+            attrs = self._check(attrs)
+            maps = self._check_coarsening(coarsening, attrs)
+            exact = self._exact(attrs, maps).astype(float)
+            shape = [int(maps[a].max()) + 1 if a in maps else self.domain.size((a,)) for a in attrs]
+            cell_of = np.ravel_multi_index(
+                [maps[a][codes[self.domain.names.index(a)]] if a in maps else codes[self.domain.names.index(a)]
+                 for a in attrs], shape)
+            step = max(1, self.SMALL_DATABASE_CHUNK // exact.size)
+            for start in range(0, databases.shape[0], step):
+                chunk = cell_of[databases[start:start + step]]
+                offsets = np.arange(chunk.shape[0])[:, None] * exact.size
+                counts = np.bincount((chunk + offsets).ravel(), minlength=chunk.shape[0] * exact.size)
+                errors = np.abs(exact - counts.reshape(chunk.shape[0], exact.size) * (rows / size)).max(axis=1)
+                np.minimum(scores[start:start + step], -errors, out=scores[start:start + step])
+        return self._report_noisy_max(scores, 1.0, budget,
+                                      f"select one of {databases.shape[0]} small databases of {size} rows")
 
     def select_by_dependence(self, pairs: Sequence[tuple[str, Sequence[str]]], budget: float,
                              score: str = "mi", max_rows: int = 10**9,

@@ -17,6 +17,7 @@ from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.discovery import discover_columns, needs_delta
 from synth.engines import make_engine
+from synth.engines.base import SchemaAware
 from synth.errors import DataError, ProfileError
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
@@ -113,6 +114,8 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
         schema = profile.schema
     codes, report = schema.encode(df)
     curator = Curator(codes, Domain(schema.names, schema.sizes), counts)
+    if isinstance(engine, SchemaAware):
+        engine = engine.with_schema(schema)
     result = engine.describe(curator, progress)
     description = Description(
         schema=schema,

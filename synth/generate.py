@@ -4,7 +4,9 @@ Post-processing only: it reads the Description, never the private data, so what 
 as private as the Description. Rows are sampled i.i.d. from the fitted model (never by
 deterministic rounding, which invents correlations) and decoded to values of each column's type.
 A PrivBayes Description (its engine output has a "network") is sampled from its Bayesian network
-unless its ``fit`` option asks for the graphical-model fit; a Description without measurements
+unless its ``fit`` option asks for the graphical-model fit; an MWEM Description with an explicit
+histogram is replayed into that histogram; a SmallDB Description resamples its small database; a
+Description without measurements
 (engine ``random``) is uniform over the domain and needs the number of rows to be given.
 """
 
@@ -20,11 +22,12 @@ import pandas as pd
 
 from synth.description import Description
 from synth.measurement import Measurement
-from synth.errors import SynthError
+from synth.errors import DescriptionError, SynthError
 from synth.model.bayesian_network import network_from_measurements, network_structure
 from synth.model.compression import expand_codes, expand_marginal
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
+from synth.model.histogram import database_model, replay_multiplicative_weights
 from synth.model.independent import ProductModel, fit_product_model
 
 MAX_ROWS = 100_000_000
@@ -77,8 +80,23 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
 
 def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
     """The model that best explains the Description's measurements, on the original codes: the
-    Bayesian network itself for PrivBayes unless its ``fit`` option is true."""
-    network = description.engine_output.get("network")
+    Bayesian network itself for PrivBayes unless its ``fit`` option is true; MWEM's
+    multiplicative-weights histogram when it used one (replayed from its measurements); SmallDB's
+    small database."""
+    output = description.engine_output
+    try:
+        if description.engine == "smalldb":
+            return database_model(description.model_domain, np.asarray(output["database"]), float(output["total"]))
+        if description.engine == "mwem" and output.get("representation") == "histogram":
+            return replay_multiplicative_weights(description.model_domain, description.measurements,
+                                                 float(output["total"]), int(output["passes"]),
+                                                 bool(description.engine_options["average"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DescriptionError(
+            f"the {description.engine} output in the Description is incomplete or does not fit its domain "
+            f"({type(exc).__name__}: {exc}); use the file exactly as synth wrote it."
+        ) from exc
+    network = output.get("network")
     if network is not None and not description.engine_options.get("fit", False):
         return network_from_measurements(description.model_domain, network_structure(network),
                                          description.measurements)
@@ -94,7 +112,7 @@ def generate(description: Description, rows: int | None = None, seed: int | None
     ``iterations`` bounds the graphical-model fit (engines that measure joint marginals).
     """
     n = rows if rows is not None else description.rows
-    if n is None and not description.measurements:
+    if n is None and not description.ledger:
         raise SynthError(
             f"this Description (engine {description.engine!r}) measured nothing, so there is no row count "
             "to generate as many rows as: pass --rows N (rows= in Python), or set rows in the profile's [release]."

@@ -45,6 +45,24 @@ def sum_groups(table: np.ndarray, mapping: np.ndarray, axis: int) -> np.ndarray:
     return np.add.reduceat(np.take(table, order, axis=axis), starts, axis=axis)
 
 
+def group_table(marginal: np.ndarray, maps: Sequence[np.ndarray | None]) -> np.ndarray:
+    """A marginal summed, along each axis whose map is not None, over the groups of that map (the
+    group of each code): the table that a coarsened measurement measures."""
+    for axis, mapping in enumerate(maps):
+        if mapping is not None:
+            marginal = sum_groups(marginal, mapping, axis)
+    return marginal
+
+
+def spread_groups(table: np.ndarray, maps: Sequence[np.ndarray | None]) -> np.ndarray:
+    """A table over groups laid back over the codes (each code gets its group's value) along each
+    axis whose map is not None: the transpose of ``group_table``."""
+    for axis, mapping in enumerate(maps):
+        if mapping is not None:
+            table = np.take(table, mapping, axis=axis)
+    return table
+
+
 @dataclass(frozen=True)
 class Measurement:
     """Noisy counts of the marginal over ``attrs`` (flattened, C order)."""

@@ -9,12 +9,14 @@ from synth.engines.base import Engine, EngineResult
 from synth.engines.aim import AIMEngine
 from synth.engines.independent import IndependentEngine
 from synth.engines.mst import MSTEngine
+from synth.engines.mwem import MWEMEngine
 from synth.engines.privbayes import PrivBayesEngine
+from synth.engines.smalldb import SmallDBEngine
 from synth.engines.uniform import UniformEngine
 from synth.errors import EngineError
 
 ENGINES: dict[str, type] = {engine.name: engine for engine in (
-    IndependentEngine, MSTEngine, AIMEngine, PrivBayesEngine, UniformEngine)}
+    IndependentEngine, MSTEngine, AIMEngine, PrivBayesEngine, UniformEngine, MWEMEngine, SmallDBEngine)}
 
 
 def make_engine(name: str, options: Mapping[str, Any] | None = None) -> Engine:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from synth.curator import Curator
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.progress import Progress
+from synth.schema import Schema
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,23 @@ class Engine(Protocol):
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         """Spend the curator's remaining budget on measurements."""
+
+
+@runtime_checkable
+class SchemaAware(Protocol):
+    """An engine whose options name values of columns (e.g. a workload of queries): the describer
+    hands it the release's schema, once known, before it describes."""
+
+    def with_schema(self, schema: Schema) -> Engine:
+        """The same engine, able to turn the values in its options into codes of ``schema``."""
+
+
+def whole_number(options: Mapping[str, Any], key: str, least: int) -> int:
+    """The option ``key`` as a whole number of at least ``least``; EngineError otherwise."""
+    value = options[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise EngineError(f"{key} must be a whole number of at least {least}; got {value!r}.")
+    return value
 
 
 def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[str]) -> None:

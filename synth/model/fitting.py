@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.measurement import Measurement, sum_groups
+from synth.measurement import Measurement, group_table, spread_groups
 from synth.model.domain import Domain
 from synth.model.estimation import estimate_total
 from synth.model.factor import Factor, align
@@ -98,17 +98,11 @@ class _Target:
 
     def coarsen(self, marginal: np.ndarray) -> np.ndarray:
         """The node's marginal summed over the coarse groups."""
-        for axis, mapping in enumerate(self.groups):
-            if mapping is not None:
-                marginal = sum_groups(marginal, mapping, axis)
-        return marginal
+        return group_table(marginal, self.groups)
 
     def spread(self, gradient: np.ndarray) -> np.ndarray:
         """A gradient over the coarse cells as a gradient over the node's cells (the transpose)."""
-        for axis, mapping in enumerate(self.groups):
-            if mapping is not None:
-                gradient = np.take(gradient, mapping, axis=axis)
-        return gradient
+        return spread_groups(gradient, self.groups)
 
 
 class _Plan:

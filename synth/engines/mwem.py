@@ -1,0 +1,144 @@
+"""Engine ``mwem``: multiplicative weights with the exponential mechanism (Hardt, Ligett & McSherry,
+"A simple and practical algorithm for differentially private data release", NeurIPS 2012).
+
+The workload (``synth.engines.workload``) is a list of tables of counting queries: every k-way
+marginal (default, k = 3), or the user's queries (ranges, conjunctions). Budget (ε under pure or
+approximate DP, ρ under zCDP; exact splits, the last round takes exactly what is left):
+
+1. under add/remove, 2 % for a noisy row count n̂ (under replace-one the count is public);
+2. the rest in T equal rounds (``rounds``); in each, ``selection_share`` (default ½, as in the
+   paper) selects and the rest measures:
+
+   * selection: the exponential mechanism picks the workload table the current estimate gets
+     most wrong, scored by its L1 error ‖x_q − A_q‖₁ (``Curator.select_marginal``, charged before
+     it draws; sensitivity: the histogram's L1 sensitivity, 1 under add/remove, 2 under
+     replace-one). The estimate A depends only on earlier noisy answers: post-processing;
+   * measurement: that table with the Laplace mechanism (discrete, pure/approximate DP) or the
+     Gaussian mechanism (discrete, zCDP), through ``Curator.measure_marginal``.
+
+3. the estimate takes in the new measurement.
+
+Representation of the estimate (recorded in the engine output as ``representation``):
+
+* ``histogram``: an explicit histogram over the whole domain (``synth.model.histogram``), when
+  the domain has at most ``max_cells`` cells (default 10⁷: three float arrays, about 240 MB).
+  Multiplicative weights with the paper's improvements: ``passes`` sweeps of the update over all
+  measurements after each round (default: as many as about 3·10⁹ cell updates allow in all,
+  from 10 to 1000; recorded in the engine output), and the released estimate is the average over rounds
+  (``average = false``: the last round's estimate);
+* ``graphical-model``: beyond that, the estimate is the graphical model fitted to all
+  measurements so far (MWEM+PGM, McKenna, Sheldon & Miklau 2019), warm-started each round;
+  no averaging (the fit already pools every measurement).
+
+``representation = "auto"`` (default) chooses by size; ``"histogram"`` forces the explicit one
+and refuses a larger domain. The Description holds the measurements in round order, n̂ and the
+options, so ``synth generate`` rebuilds the same estimate by post-processing alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from synth.curator import Curator
+from synth.engines.base import EngineResult, whole_number
+from synth.engines.workload import MARGINALS, WorkloadEngine, count_rows
+from synth.errors import EngineError
+from synth.model.domain import Domain
+from synth.model.fitting import fit_graphical_model
+from synth.model.histogram import MultiplicativeWeights
+from synth.privacy import split_budget
+from synth.progress import Progress
+
+HISTOGRAM, GRAPHICAL = "histogram", "graphical-model"
+REPRESENTATIONS = ("auto", HISTOGRAM, GRAPHICAL)
+DEFAULT_MAX_ROUNDS = 30  # rounds default to the workload's size, at most this
+PASS_WORK = 3 * 10**9  # cell updates that the default number of passes may spend in all (~20 s)
+PASSES = (10, 1000)  # the least and most passes by default
+
+
+class MWEMEngine(WorkloadEngine):
+    """Rounds of exponential-mechanism selection, noisy measurement and multiplicative weights."""
+
+    name: ClassVar[str] = "mwem"
+    defaults: ClassVar[dict[str, Any]] = {
+        "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
+        "max_cells": 10**7, "passes": None, "average": True, "iterations": 100,
+    }
+
+    def check_options(self) -> None:
+        if self._options["rounds"] is not None:
+            whole_number(self._options, "rounds", 1)
+        if self._options["passes"] is not None:
+            whole_number(self._options, "passes", 1)
+        for key in ("max_cells", "iterations"):
+            whole_number(self._options, key, 1)
+        share = self._options["selection_share"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise EngineError(f"selection_share must be a number strictly between 0 and 1 (the paper uses 0.5); "
+                              f"got {share!r}.")
+        if not isinstance(self._options["average"], bool):
+            raise EngineError(f"average must be true or false; got {self._options['average']!r}.")
+        if self._options["representation"] not in REPRESENTATIONS:
+            raise EngineError(f"representation must be one of {list(REPRESENTATIONS)}; "
+                              f"got {self._options['representation']!r}.")
+
+    def representation(self, domain: Domain) -> str:
+        """The estimate's representation for ``domain`` (public: from its size alone)."""
+        chosen, limit, cells = self._options["representation"], self._options["max_cells"], domain.size()
+        if chosen == HISTOGRAM and cells > limit:
+            raise EngineError(
+                f"the domain has {cells:,} cells, more than max_cells = {limit:,} for an explicit histogram "
+                f"(8 bytes a cell, three arrays); use representation = \"auto\" or \"{GRAPHICAL}\", or raise "
+                "max_cells if the memory is there."
+            )
+        if chosen == "auto":
+            return HISTOGRAM if cells <= limit else GRAPHICAL
+        return chosen
+
+    def passes(self, cells: int, rounds: int) -> int:
+        """Sweeps over the measurements per round: the option, or by default as many as
+        ``PASS_WORK`` cell updates allow over all rounds (round t sweeps t measurements), within
+        ``PASSES``: the paper's update moves slowly, so small domains get more sweeps."""
+        if self._options["passes"] is not None:
+            return self._options["passes"]
+        updates = cells * rounds * (rounds + 1) // 2
+        return min(PASSES[1], max(PASSES[0], PASS_WORK // updates))
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        domain = curator.domain
+        workload = self.workload(domain)
+        representation = self.representation(domain)
+        rounds = self._options["rounds"] or min(len(workload), DEFAULT_MAX_ROUNDS)
+        total, measurements = count_rows(curator)
+        share = self._options["selection_share"]
+        passes = self.passes(domain.size(), rounds)
+        weights = MultiplicativeWeights(domain, total, passes) if representation == HISTOGRAM else None
+        model = None
+        round_budgets = split_budget(curator.remaining(), [1.0] * rounds)
+        selected: list[str] = []
+        progress.message(f"mwem: {len(workload)} workload tables, {rounds} rounds, {representation} estimate")
+        for number, budget in enumerate(progress.track(round_budgets, "mwem rounds", rounds), 1):
+            if number == rounds:  # the last round takes exactly what is left
+                budget = curator.remaining()
+            select, measure = split_budget(budget, [share, 1 - share])
+            estimate = weights if weights is not None else model
+            estimates = [item.table(estimate.marginal(item.attrs) if estimate is not None
+                                    else np.full(domain.shape(item.attrs), total / domain.size(item.attrs)))
+                         for item in workload]
+            item = workload[curator.select_marginal([w.attrs for w in workload], estimates, select,
+                                                    coarsenings=[w.groups for w in workload])]
+            measured = curator.measure_marginal(item.attrs, measure, coarsening=item.groups)
+            measurements.append(measured)
+            selected.append(item.label())
+            if weights is not None:
+                weights.add(measured)
+            else:
+                model = fit_graphical_model(domain, measurements, total=total, iterations=self._options["iterations"],
+                                            warm_start=model)
+        output = {"representation": representation, "cells": domain.size(), "total": total, "rounds": rounds,
+                  **({"passes": passes} if representation == HISTOGRAM else {}),
+                  "selected": selected, "workload": [item.to_dict() for item in workload]}
+        return EngineResult(tuple(measurements), output)
+

@@ -1,0 +1,111 @@
+"""Engine ``smalldb``: the small database mechanism (Blum, Ligett & Roth, STOC 2008; Dwork & Roth,
+The Algorithmic Foundations of Differential Privacy, §4.1).
+
+The exponential mechanism over every database of m rows drawn from the domain (every multiset
+of m cells of the full domain), each scored by its largest error over the workload's counting
+queries (``synth.engines.workload``: every cell of every k-way marginal, default k = 2, or of
+the user's query tables), scaled to n rows: u(x, y) = −max_q |q(x) − n·q(y)/m|
+(``Curator.select_small_database``; sensitivity 1 under add/remove and replace-one, derived
+there). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
+drawn with probability ∝ exp(u/β) by Gumbel report-noisy-max, which is the exponential
+mechanism in log space. Budget: under add/remove, 2 % for a noisy row count n̂ (under
+replace-one the count is public); the rest for the one draw.
+
+m is the ``size`` option, or by default the theory's: Dwork & Roth, Theorem 4.5, run SmallDB with
+α/2 (databases of 4 ln|Q| / α² rows) for
+
+    α = ((16 ln|X| ln|Q| + 4 ln(1/β)) / (ε n̂))^(1/3),    β = ``THEORY_FAILURE``,
+
+|X| the domain's cells, |Q| the workload's queries and ε the draw's ε (under zCDP the ε whose
+bounded-range cost ε²/8 is the draw's ρ). Then with probability 1 − β every query's error is at
+most α n̂ rows (natural logarithms throughout).
+
+The space has C(|X| + m − 1, m) candidates: exponential in m. When that exceeds
+``max_candidates`` the engine refuses (EngineError, stating the size and suggesting ``mwem``)
+instead of hanging or approximating. The engine output holds the chosen database (codes, one row
+each); the generator resamples its rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from synth.curator import Curator
+from synth.engines.base import EngineResult, whole_number
+from synth.engines.workload import MARGINALS, WorkloadEngine, count_rows
+from synth.errors import EngineError
+from synth.progress import Progress
+
+THEORY_FAILURE = 0.05  # β of the theory's accuracy bound, used to choose m
+
+
+def theory_size(cells: int, queries: int, epsilon: float, rows: float) -> int:
+    """m from Dwork & Roth's Theorem 4.5 (see the module docstring)."""
+    log_queries = math.log(max(queries, 2))
+    alpha = ((16 * math.log(max(cells, 2)) * log_queries + 4 * math.log(1 / THEORY_FAILURE))
+             / (epsilon * rows)) ** (1 / 3)
+    return max(1, math.ceil(4 * log_queries / alpha**2))
+
+
+def multisets(cells: int, size: int) -> np.ndarray:
+    """Every multiset of ``size`` cells out of ``cells`` as a sorted row of cell indices, shape
+    (C(cells + size − 1, size), size), in lexicographic order."""
+    count = math.comb(cells + size - 1, size)
+    flat = itertools.chain.from_iterable(itertools.combinations_with_replacement(range(cells), size))
+    return np.fromiter(flat, dtype=np.int64, count=count * size).reshape(count, size)
+
+
+def draw_epsilon(budget: float, unit: str) -> float:
+    """The ε of an exponential-mechanism draw given its budget (ρ under zCDP: ε = sqrt(8ρ))."""
+    return math.sqrt(8 * budget) if unit == "rho" else budget
+
+
+class SmallDBEngine(WorkloadEngine):
+    """The exponential mechanism over all small databases, scored by their worst workload answer."""
+
+    name: ClassVar[str] = "smalldb"
+    defaults: ClassVar[dict[str, Any]] = {"workload": MARGINALS, "k": 2, "size": None, "max_candidates": 10**6}
+
+    def check_options(self) -> None:
+        if self._options["size"] is not None:
+            whole_number(self._options, "size", 1)
+        whole_number(self._options, "max_candidates", 1)
+
+    def check_space(self, cells: int, size: int) -> int:
+        """The number of candidate databases; EngineError when it exceeds ``max_candidates``."""
+        count = math.comb(cells + size - 1, size)
+        limit = self._options["max_candidates"]
+        if count > limit:
+            raise EngineError(
+                f"smalldb would choose among {count:.3g} databases of {size} rows from a domain of {cells:,} "
+                f"cells, more than max_candidates = {limit:,} (each is scored: time and memory grow with the "
+                "count). Use engine \"mwem\" for this table, or set a smaller size, fewer columns, or a larger "
+                "max_candidates."
+            )
+        return count
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        domain = curator.domain
+        workload = self.workload(domain)
+        cells = domain.size()
+        size = self._options["size"]
+        self.check_space(cells, size or 1)  # refuse before spending when no size can fit
+        if size is not None:
+            self.check_space(cells, size)
+        total, measurements = count_rows(curator)
+        budget = curator.remaining()
+        queries = sum(item.cells(domain) for item in workload)
+        if size is None:
+            size = theory_size(cells, queries, draw_epsilon(budget, curator.budget_unit), total)
+        count = self.check_space(cells, size)
+        progress.message(f"smalldb: scoring {count:,} databases of {size} rows on {queries} queries")
+        databases = multisets(cells, size)
+        chosen = databases[curator.select_small_database(databases, [(w.attrs, w.groups) for w in workload], budget)]
+        rows = np.column_stack(np.unravel_index(chosen, domain.sizes))
+        output = {"database": rows.tolist(), "size": size, "candidates": count, "queries": queries, "total": total,
+                  "workload": [item.to_dict() for item in workload]}
+        return EngineResult(tuple(measurements), output)

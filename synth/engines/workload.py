@@ -1,0 +1,215 @@
+"""Workloads of counting queries for the query-answering engines (``mwem``, ``smalldb``).
+
+A workload is a list of ``WorkloadTable`` items. Each item is a table of counting queries over a
+few columns: every cell of the marginal over ``attrs``, where a column listed in ``groups`` is
+seen on groups of its codes (a public map: the group of each code, groups 0..k-1 all used). So
+
+* a k-way marginal is an item without groups (one query per cell);
+* a user query (a conjunction of per-column conditions: a range of a numeric column, a set of
+  categories) is an item whose every column has two groups, 0 = "meets the condition" and
+  1 = "does not" (a single group 0 when every code meets it). Its first cell, all zeros, is the
+  query's count; the other cells are the counts of its complements, which cost nothing more to
+  measure (one row still moves one cell of the table).
+
+Built from the domain (marginals) or from the schema and the engine options (user queries): all
+public. This module never sees private rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from synth.curator import Curator
+from synth.engines.base import reject_unknown_options
+from synth.errors import EngineError
+from synth.measurement import Measurement, group_table
+from synth.model.domain import Domain
+from synth.schema import NUMERIC_KINDS, Column, Kind, Schema, datetime_to_seconds
+
+MARGINALS = "marginals"
+COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
+
+
+@dataclass(frozen=True)
+class WorkloadTable:
+    """The counting queries of one table: the cells of the marginal over ``attrs`` (in domain
+    order), each column in ``groups`` taken on groups of its codes."""
+
+    attrs: tuple[str, ...]
+    groups: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def shape(self, domain: Domain) -> tuple[int, ...]:
+        """Cells per column of the table (groups for grouped columns)."""
+        return tuple(int(self.groups[a].max()) + 1 if a in self.groups else domain.size((a,)) for a in self.attrs)
+
+    def cells(self, domain: Domain) -> int:
+        return math.prod(self.shape(domain))
+
+    def table(self, marginal: np.ndarray) -> np.ndarray:
+        """This table (flat) from the marginal over ``attrs`` (axes in ``attrs`` order)."""
+        return np.ravel(group_table(marginal, [self.groups.get(a) for a in self.attrs]))
+
+    def label(self) -> str:
+        grouped = "".join(f", {a} as {int(m.max()) + 1} groups" for a, m in self.groups.items())
+        return f"{', '.join(self.attrs)}{grouped}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"attrs": list(self.attrs)}
+        if self.groups:
+            data["groups"] = {a: m.tolist() for a, m in self.groups.items()}
+        return data
+
+
+def check_order(k: Any) -> int:
+    """The order k of a marginal workload: 1, 2 or 3."""
+    if isinstance(k, bool) or k not in (1, 2, 3):
+        raise EngineError(f"k must be 1, 2 or 3 (the order of the workload's marginals); got {k!r}.")
+    return int(k)
+
+
+def marginal_workload(domain: Domain, k: Any) -> list[WorkloadTable]:
+    """Every k-way marginal of the domain's columns (all columns when there are fewer than k)."""
+    order = min(check_order(k), len(domain.names))
+    return [WorkloadTable(attrs) for attrs in itertools.combinations(domain.names, order)]
+
+
+def check_workload_option(spec: Any) -> None:
+    """Check the form of a ``workload`` option before anything is spent: "marginals", or a
+    non-empty list of non-empty tables {column: condition}."""
+    if spec == MARGINALS:
+        return
+    if not isinstance(spec, list) or not spec:
+        raise EngineError(
+            f"workload must be \"{MARGINALS}\" (all k-way marginals) or a non-empty list of queries such as "
+            "[{age = [30, 39]}, {sex = [\"Female\"], income = [\">50K\"]}]; got "
+            f"{'an empty list' if spec == [] else repr(spec)}."
+        )
+    for number, query in enumerate(spec, 1):
+        if not isinstance(query, Mapping) or not query:
+            raise EngineError(
+                f"workload query {number} must be a table of {{column = condition}} with at least one "
+                f"column, e.g. {{age = [30, 39]}}; got {query!r}."
+            )
+
+
+def _codes_in_range(column: Column, bounds: Any, number: int) -> np.ndarray:
+    """The bins of a numeric or datetime column that overlap [low, high] (a boolean per code)."""
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        raise EngineError(
+            f"workload query {number}: column {column.name!r} is {column.kind.value}, so its condition is a "
+            f"range [low, high], e.g. [30, 39]; got {bounds!r}."
+        )
+    try:
+        low, high = ((datetime_to_seconds(b) if column.kind == Kind.DATETIME else float(b)) for b in bounds)
+    except (TypeError, ValueError) as exc:
+        raise EngineError(f"workload query {number}: the range of {column.name!r} must be two "
+                          f"{'dates' if column.kind == Kind.DATETIME else 'numbers'}; got {bounds!r}.") from exc
+    if not low <= high:
+        raise EngineError(f"workload query {number}: the range of {column.name!r} has low > high ({bounds!r}).")
+    edges = column.edges
+    inside = np.zeros(column.size, dtype=bool)
+    inside[:-1] = (edges[1:] > low) & (edges[:-1] <= high)
+    inside[-2] |= low <= column.upper <= high  # the last bin also holds the upper bound
+    return inside
+
+
+def _codes_in_set(column: Column, values: Any, number: int) -> np.ndarray:
+    """The codes of a categorical or boolean column listed in ``values`` (a boolean per code)."""
+    labels = list(column.categories) if column.kind == Kind.CATEGORICAL else [False, True]
+    if not isinstance(values, list) or not values:
+        raise EngineError(
+            f"workload query {number}: column {column.name!r} is {column.kind.value}, so its condition is a "
+            f"non-empty list of its values, e.g. {labels[:2]!r}; got {values!r}."
+        )
+    unknown = [v for v in values if v not in labels or isinstance(v, bool) != (column.kind == Kind.BOOLEAN)]
+    if unknown:
+        raise EngineError(f"workload query {number}: {unknown!r} are not values of column {column.name!r}; "
+                          f"its values are {labels!r}.")
+    inside = np.zeros(column.size, dtype=bool)
+    inside[[labels.index(v) for v in values]] = True
+    return inside
+
+
+def query_workload(spec: Sequence[Mapping[str, Any]], schema: Schema) -> list[WorkloadTable]:
+    """User queries (conjunctions of per-column conditions) as two-group tables, in the schema's
+    column order. A numeric column's condition is a range [low, high]: the bins that overlap it
+    (align ranges with bin edges for exact answers); a categorical or boolean column's is a list
+    of values. Missing cells never meet a condition."""
+    check_workload_option(list(spec))
+    workload = []
+    for number, query in enumerate(spec, 1):
+        unknown = [name for name in query if name not in schema.names]
+        if unknown:
+            raise EngineError(f"workload query {number} names unknown column(s) {unknown}; the columns are "
+                              f"{list(schema.names)}.")
+        groups = {}
+        for name in sorted(query, key=schema.names.index):
+            column = schema.column(name)
+            pick = _codes_in_range if column.kind in NUMERIC_KINDS else _codes_in_set
+            inside = pick(column, query[name], number)
+            if not inside.any():
+                raise EngineError(f"workload query {number}: no value of column {name!r} meets {query[name]!r}; "
+                                  "widen the condition or drop the query.")
+            groups[name] = np.where(inside, 0, 1).astype(np.int64)  # one group when every code meets it
+        workload.append(WorkloadTable(tuple(groups), groups))
+    return workload
+
+
+def resolve_workload(spec: Any, k: Any, domain: Domain, schema: Schema | None) -> list[WorkloadTable]:
+    """The workload an engine option asks for: all k-way marginals, or the user's queries (which
+    need the schema to turn values into codes)."""
+    check_workload_option(spec)
+    if spec == MARGINALS:
+        return marginal_workload(domain, k)
+    if schema is None:
+        raise EngineError("a workload of user queries needs the release's schema to find the codes of "
+                          "their values; describe the table through synth.describe or the CLI.")
+    return query_workload(spec, schema)
+
+
+class WorkloadEngine:
+    """Base of the engines that answer a workload of counting queries. Options are checked when
+    the engine is built (unknown ones, the workload's form, k, then ``check_options``); a workload
+    of user queries is turned into codes once ``with_schema`` has given the release's schema."""
+
+    name: ClassVar[str]
+    defaults: ClassVar[dict[str, Any]]
+
+    def __init__(self, options: Mapping[str, Any], schema: Schema | None = None) -> None:
+        reject_unknown_options(self.name, options, set(self.defaults))
+        self._options = {**self.defaults, **options}
+        check_workload_option(self._options["workload"])
+        check_order(self._options["k"])
+        self._schema = schema
+        self.check_options()
+
+    def check_options(self) -> None:
+        """Check the engine's own options (EngineError on a bad one)."""
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self._options)
+
+    def with_schema(self, schema: Schema) -> WorkloadEngine:
+        return type(self)(self._options, schema)
+
+    def workload(self, domain: Domain) -> list[WorkloadTable]:
+        return resolve_workload(self._options["workload"], self._options["k"], domain, self._schema)
+
+
+def count_rows(curator: Curator) -> tuple[float, list[Measurement]]:
+    """The number of rows the engines scale their answers to, and what measuring it released.
+
+    Under replace-one the count is public (nothing is spent or measured); under add/remove it is
+    a noisy count spending ``COUNT_SHARE`` of what is left (at least 1 row).
+    """
+    if curator.neighbouring.count_is_public:
+        return float(curator.public_count()), []
+    count = curator.noisy_count(curator.remaining() * COUNT_SHARE)
+    return max(float(count.values[0]), 1.0), [count]
