@@ -13,6 +13,7 @@ import html
 from collections.abc import Sequence
 from importlib import import_module
 from types import ModuleType
+from typing import Any
 
 from synth.description import Description
 from synth.errors import OutputError
@@ -43,6 +44,12 @@ def escape(value: object) -> str:
 def number(value: float | None) -> str:
     """A number with six significant digits; an em dash for None."""
     return "—" if value is None else f"{value:.6g}"
+
+
+def budget_text(amounts: dict[str, Any]) -> str:
+    """A privacy budget or spend as "ε = …, δ = …" (and ρ under zCDP)."""
+    text = f"ε = {number(amounts['epsilon'])}, δ = {number(amounts['delta'])}"
+    return text + (f" (ρ = {number(amounts['rho'])})" if amounts.get("rho") is not None else "")
 
 
 def image(png: bytes, css_class: str, alt: str) -> str:

@@ -14,12 +14,11 @@ import math
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from synth.description import FORMAT_VERSION, Description
 from synth.files import atomic_write_text, check_writable
 from synth.generate import FIT_ITERATIONS, Model, fit_model
-from synth.htmlpage import banner, escape, facts, figures_module, image, ledger_section, number, page
+from synth.htmlpage import banner, budget_text, escape, facts, figures_module, image, ledger_section, number, page
 from synth.inspect import views
 from synth.manifest import guarantee_statement
 from synth.progress import SILENT, Progress
@@ -29,11 +28,6 @@ BANNER = ("Built from the Description only, never from the private data. Everyth
           "post-processing of the release, so it is exactly as private as the release itself.")
 NOTIONS = {"pure": "pure ε-DP, basic composition", "approx": "approximate (ε, δ)-DP",
            "zcdp": "ρ-zCDP (ρ adds up), converted to (ε, δ)"}
-def _budget_text(amounts: dict[str, Any]) -> str:
-    text = f"ε = {number(amounts['epsilon'])}, δ = {number(amounts['delta'])}"
-    return text + (f" (ρ = {number(amounts['rho'])})" if amounts.get("rho") is not None else "")
-
-
 def _header(description: Description) -> str:
     parts = [f"<h1>synth release inspection: engine {escape(description.engine)}</h1>", banner(BANNER)]
     if description.seeded:
@@ -70,8 +64,8 @@ def _summary(description: Description, model: Model) -> str:
         ("Engine options", json.dumps(description.engine_options, sort_keys=True) if description.engine_options
          else "none (defaults)"),
         ("Accounting", notion),
-        ("Budget", _budget_text(budget)),
-        ("Spent", _budget_text(spent)),
+        ("Budget", budget_text(budget)),
+        ("Spent", budget_text(spent)),
         ("Neighbouring relation", description.neighbouring),
         ("Rows to generate", rows),
         ("Estimated row count", estimate),
