@@ -32,6 +32,7 @@ tr.ledger-total { font-weight: bold; background: #f4f4f4; }
 .scores { display: flex; flex-wrap: wrap; gap: 1em; margin: 1em 0; }
 .score { border: 1px solid #ccc; border-radius: 6px; padding: 0.6em 1em; min-width: 11em; }
 .score .value { font-size: 1.6em; font-weight: bold; } .score .label { color: #555; font-size: 0.85em; }
+.figures { display: flex; gap: 0.5em; } .figures img { flex: 1; min-width: 0; }
 img { max-width: 100%; }
 """
 

@@ -94,14 +94,14 @@ def test_cramers_v_and_correlation_ratio_by_hand():
 
 def test_identical_tables_score_perfectly_and_shuffled_ones_lose_only_joint_structure():
     original = mixed_table(1500, seed=1)
-    same = evaluate(original, original.copy(), target="city")
+    same = evaluate(original, original.copy())
     assert same.mean_column_tvd == 0 and all(m.tvds.max() == 0 for m in same.marginals)
     assert same.kmarginal_score == 1000.0
     assert same.queries.errors.max() == 0
     assert np.nanmax(np.abs(same.associations.difference)) == pytest.approx(0, abs=1e-12)
     rng = np.random.default_rng(2)
     shuffled = original.apply(lambda c: rng.permutation(c.to_numpy()))
-    result = evaluate(original, shuffled, target="city")
+    result = evaluate(original, shuffled)
     assert result.mean_column_tvd == pytest.approx(0, abs=1e-12)  # same 1-way marginals
     assert all(c.ks == pytest.approx(0, abs=1e-12) for c in result.columns if c.ks is not None)
     assert result.marginal(2).tvds.mean() > 0.02 and result.marginal(3).tvds.mean() > result.marginal(2).tvds.mean()

@@ -94,17 +94,18 @@ def utility_bars(utility: Utility) -> bytes:
     metrics = [m for m in next(iter(utility.scores)).metrics if m != "mae"]
     models = list(dict.fromkeys(s.model for s in utility.scores))
     groups = [(model, metric) for model in models for metric in metrics]
-    figure = Figure(figsize=(6.4, 3.2))
+    figure = Figure(figsize=(1.0 + 1.1 * len(groups), 3.4))
     axes = figure.add_subplot()
     positions = np.arange(len(groups))
     for offset, side, colour in ((-0.2, "original", ACCENT), (0.2, "synthetic", SECOND)):
         values = [utility.score(model, side)[metric] for model, metric in groups]
         axes.bar(positions + offset, [np.nan if v is None else v for v in values], width=0.4, color=colour,
                  label=f"trained on {side}")
-    axes.set_xticks(positions, [f"{model}\n{metric}" for model, metric in groups], fontsize=7)
+    axes.set_xticks(positions, [f"{model.replace('gradient-boosted ', '')}\n{metric}" for model, metric in groups],
+                    fontsize=8)
     axes.set_ylabel("score on held-out original rows")
-    axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.0)
-    axes.legend(fontsize=8, frameon=False, loc="lower right")
+    axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.15)
+    axes.legend(fontsize=8, frameon=False, loc="upper center", ncol=2)
     axes.spines[["top", "right"]].set_visible(False)
     return png(figure)
 

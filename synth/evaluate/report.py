@@ -1,7 +1,8 @@
 """The evaluation report: one self-contained HTML page about a synthetic table, for the data owner.
 
 Summary scores first, then fidelity (columns, marginals, associations, PCA), utility (ML models and
-a query workload) and privacy diagnostics, and the Description's ledger when one is given. Every
+a query workload), privacy diagnostics, and last the release and its ledger when a Description is
+given. Every
 number on the page is in ``Evaluation.to_dict``. Pictures are embedded as base64 PNG and the page
 loads nothing from elsewhere (``synth.htmlpage``). The page holds statistics of the original data
 computed WITHOUT differential privacy and says so at the top: it is not to be shared.
@@ -39,8 +40,7 @@ def _summary(evaluation: Evaluation, sources: dict[str, str]) -> str:
         cards.append(_score(f"{m.tvds.mean():.3f}", f"mean {m.k}-way TVD over {m.tvds.size} marginals"))
     if evaluation.kmarginal_score is not None:
         cards.append(_score(f"{evaluation.kmarginal_score:.0f}", "SDNist k-marginal score (of 1000)"))
-    cards.append(_score(number(evaluation.associations.mean_abs_difference),
-                        "mean |association difference|"))
+    cards.append(_score(f"{evaluation.associations.mean_abs_difference:.3f}", "mean |association difference|"))
     cards.append(_score(f"{evaluation.queries.errors.mean():.4f}", "mean query error (share of rows)"))
     if evaluation.utility is not None:
         u = evaluation.utility
@@ -91,8 +91,10 @@ def _fidelity(evaluation: Evaluation, numeric: set[str], figures: ModuleType, pr
                  "two categorical ones, the correlation ratio η for a numeric and a categorical one; the third "
                  f"picture is synthetic − original. Mean absolute difference: {number(a.mean_abs_difference)}. "
                  "Spearman's rank correlations of numeric pairs are in the JSON.</p>"
+                 + '<div class="figures">'
                  + "".join(image(png, "association", f"associations: {which}")
-                           for png, which in zip(figures.association_heatmaps(a), ("original", "synthetic", "difference"))))
+                           for png, which in zip(figures.association_heatmaps(a), ("original", "synthetic", "difference")))
+                 + "</div>")
     pca = evaluation.projection
     parts.append("<h3>PCA</h3>\n<p>Both tables projected on the first two principal components of the original "
                  f"(fitted on {pca.fit_rows:,} original rows: numeric columns standardised, categorical one-hot); "
@@ -158,11 +160,10 @@ def report_html(evaluation: Evaluation, description: Description | None = None,
     numeric = {c.name for c in evaluation.columns if c.ks is not None}
     sources = sources or {}
     body = ["<h1>synth evaluation: synthetic against original</h1>", banner(BANNER, warning=True),
-            _summary(evaluation, sources)]
+            _summary(evaluation, sources), _fidelity(evaluation, numeric, figures, progress),
+            _utility(evaluation, figures), _privacy(evaluation, figures)]
     if description is not None:
         body.append(_release(description))
-    body += [_fidelity(evaluation, numeric, figures, progress), _utility(evaluation, figures),
-             _privacy(evaluation, figures)]
     return page("synth evaluation report", "\n".join(body))
 
 
