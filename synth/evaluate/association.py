@@ -3,7 +3,8 @@
 Each pair gets the measure that fits its kinds: Pearson's correlation for two numeric columns
 (Spearman's rank correlation is computed next to it), Cramér's V for two categorical ones (missing
 is a category), and the correlation ratio η for a numeric and a categorical column. Numeric pairs
-use the rows where both values are present. Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
+use the rows where both values are present; for Spearman each column is ranked once over its
+present values (so it equals the textbook coefficient when neither column has missing values). Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
 (Cramér's V, η). Computed on the original data: NOT differentially private.
 """
 
@@ -73,20 +74,13 @@ def associations(table: Table, tables: Tables) -> Associations:
     schema = tables.schema
     d = len(schema.columns)
     main, spearman = np.full((d, d), math.nan), np.full((d, d), math.nan)
-    complete = {j: v for j, v in table.values.items() if np.isfinite(v).all()}
-    ranks = {j: rankdata(v) for j, v in complete.items()}
+    ranks = {j: rankdata(v, nan_policy="omit") for j, v in table.values.items()}  # NaN stays NaN
     for i, j in itertools.combinations(range(d), 2):
         numeric_i, numeric_j = i in table.values, j in table.values
         if numeric_i and numeric_j:
-            x, y = table.values[i], table.values[j]
-            if i in ranks and j in ranks:
-                rank_x, rank_y = ranks[i], ranks[j]
-            else:
-                both = np.isfinite(x) & np.isfinite(y)
-                x, y = x[both], y[both]
-                rank_x, rank_y = rankdata(x), rankdata(y)
-            main[i, j] = main[j, i] = _correlation(x, y)
-            spearman[i, j] = spearman[j, i] = _correlation(rank_x, rank_y)
+            both = np.isfinite(table.values[i]) & np.isfinite(table.values[j])
+            main[i, j] = main[j, i] = _correlation(table.values[i][both], table.values[j][both])
+            spearman[i, j] = spearman[j, i] = _correlation(ranks[i][both], ranks[j][both])
         elif numeric_i or numeric_j:
             numeric, category = (i, j) if numeric_i else (j, i)
             main[i, j] = main[j, i] = correlation_ratio(table.codes[:, category], table.values[numeric],

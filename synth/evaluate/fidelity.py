@@ -1,9 +1,11 @@
 """Fidelity metrics: total-variation distance of k-way marginals, SDNist's k-marginal score, and
 Kolmogorov–Smirnov statistics.
 
-Marginal inputs are code matrices of the original and the synthetic table under one schema. When a
-table has more k-way marginals than ``MAX_MARGINALS``, a uniform random sample of that many is
-scored and the sample size is reported with the result. These metrics read the original data:
+Marginal inputs are code matrices of the original and the synthetic table under one schema. Each
+k-way marginal is counted over every row. When a table has more k-way marginals than its cap, a
+uniform random sample of that many is scored and the sample size is reported with the result. The
+cap is ``MAX_MARGINALS``, lowered for long tables so that one k reads at most ``ROW_BUDGET`` rows
+in all (for two tables of 1,000,000 rows: 200 marginals), and never below ``MIN_MARGINALS``. These metrics read the original data:
 their results are NOT differentially private and are for the data owner.
 """
 
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_MARGINALS = 500  # k-way marginals scored per k; more are sampled uniformly without replacement
+MIN_MARGINALS = 100
+ROW_BUDGET = 400_000_000  # rows read per k (each marginal reads every row of both tables)
 KMARGINAL_SCALE = 1000.0
 
 
@@ -86,7 +90,7 @@ def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class MarginalErrors:
-    """TVD of the k-way marginals scored for one k: all of them, or a sample of ``scored``."""
+    """TVD of the k-way marginals scored for one k: all of them, or a uniform sample."""
 
     k: int
     tvds: np.ndarray
@@ -102,8 +106,13 @@ class MarginalErrors:
                 "of": self.total, "sampled": self.sampled}
 
 
+def marginal_cap(rows: int) -> int:
+    """How many k-way marginals to score for tables of ``rows`` rows (both tables together)."""
+    return int(np.clip(ROW_BUDGET // max(rows, 1), MIN_MARGINALS, MAX_MARGINALS))
+
+
 def marginal_errors(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int,
                     rng: np.random.Generator) -> MarginalErrors:
-    """TVD over the k-way marginals (sampled above ``MAX_MARGINALS``)."""
-    chosen = choose_marginals(len(sizes), k, rng)
+    """TVD over the k-way marginals (a uniform sample above ``marginal_cap``)."""
+    chosen = choose_marginals(len(sizes), k, rng, marginal_cap(original.shape[0] + synthetic.shape[0]))
     return MarginalErrors(k, tvds(original, synthetic, sizes, chosen), math.comb(len(sizes), k))

@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import pairwise_distances_argmin_min
 
 from synth.evaluate.features import fit_features
 from synth.evaluate.fidelity import choose_marginals, marginal_counts
 from synth.evaluate.tables import Split, Tables, sample_rows
 
 DCR_QUERIES = 2_000
-DCR_REFERENCE = 20_000
+DCR_REFERENCE = 10_000
 RARE_MAX_ROWS = 5
 RARE_MARGINALS = 100
 ONE_HOT_WEIGHT = math.sqrt(0.5)  # two differing one-hot entries add 2 × 0.5 = 1 to the squared distance
@@ -74,8 +75,6 @@ def _row_hashes(codes: np.ndarray) -> np.ndarray:
 
 
 def _nearest(reference: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    from sklearn.metrics import pairwise_distances_argmin_min
-
     return pairwise_distances_argmin_min(queries, reference)[1]
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.decomposition import PCA
 
 from synth.evaluate.features import fit_features
 from synth.evaluate.tables import Tables, sample_rows
@@ -40,8 +41,6 @@ class Projection:
 
 def project(tables: Tables, rng: np.random.Generator) -> Projection:
     """PCA fitted on (a sample of) the original, both tables' samples projected."""
-    from sklearn.decomposition import PCA
-
     fit_rows = sample_rows(tables.original.rows, FIT_ROWS, rng)
     features = fit_features(tables.schema, tables.original, fit_rows, range(len(tables.schema.columns)), "spread")
     x = features.matrix(tables.original, fit_rows)

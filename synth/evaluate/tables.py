@@ -21,7 +21,7 @@ import pandas as pd
 from synth.errors import DataError
 from synth.profile import draft_profile
 from synth.progress import SILENT, Progress
-from synth.schema import NUMERIC_KINDS, Kind, Schema, parse_values
+from synth.schema import NUMERIC_KINDS, Kind, Schema, encode_parsed, parse_values
 from synth.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000
@@ -147,23 +147,32 @@ def _check_kinds(invalid: np.ndarray, present: np.ndarray, schema: Schema, which
 
 
 def _read(table: TableLike, schema: Schema, which: str, progress: Progress) -> Table:
+    numeric = [j for j, c in enumerate(schema.columns) if c.kind in NUMERIC_KINDS]
+    listed = [j for j in range(len(schema.columns)) if j not in numeric]
+    listed_schema = schema.select([schema.columns[j].name for j in listed]) if listed else None
     codes: list[np.ndarray] = []
-    values: dict[int, list[np.ndarray]] = {j: [] for j, c in enumerate(schema.columns) if c.kind in NUMERIC_KINDS}
-    missing_codes = np.array([c.missing_code for c in schema.columns])
-    invalid = np.zeros(len(schema.columns))
-    coded_missing = np.zeros(len(schema.columns))
+    values: dict[int, list[np.ndarray]] = {j: [] for j in numeric}
+    invalid, present = np.zeros(len(schema.columns)), np.zeros(len(schema.columns))
     for chunk in progress.track(_chunks(table, schema.missing_markers), f"reading the {which} table"):
-        chunk_codes, report = schema.encode(chunk)
-        for j in values:
-            parsed, _ = parse_values(chunk[schema.columns[j].name], schema.columns[j].kind, schema.missing_markers)
+        chunk_codes = np.empty((len(chunk), len(schema.columns)), dtype=np.int32)
+        if listed_schema is not None:
+            chunk_codes[:, listed], report = listed_schema.encode(chunk)
+            unreadable = np.array([c.invalid for c in report.columns])  # coded missing, but present
+            invalid[listed] += unreadable
+            present[listed] += unreadable + (chunk_codes[:, listed] != [schema.columns[j].missing_code
+                                                                        for j in listed]).sum(axis=0)
+        for j in numeric:  # parsed once: the values are kept, the codes follow from them
+            column = schema.columns[j]
+            parsed, missing = parse_values(chunk[column.name], column.kind, schema.missing_markers)
+            chunk_codes[:, j], counts = encode_parsed(column, parsed, missing)
             values[j].append(parsed)
+            invalid[j] += counts.invalid
+            present[j] += int((~missing).sum())
         codes.append(chunk_codes)
-        invalid += [c.invalid for c in report.columns]
-        coded_missing += (chunk_codes == missing_codes).sum(axis=0)
     rows = sum(len(c) for c in codes)
     if rows == 0:
         raise DataError(f"the {which} table has no rows; there is nothing to compare.")
-    _check_kinds(invalid, rows - (coded_missing - invalid), schema, which)  # invalid cells are coded missing
+    _check_kinds(invalid, present, schema, which)
     return Table(np.asfortranarray(np.concatenate(codes)), {j: np.concatenate(v) for j, v in values.items()},
                  len(codes))
 

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import accuracy_score, f1_score, mean_absolute_error, r2_score, roc_auc_score
 
 from synth.errors import DataError
 from synth.evaluate.features import fit_features, native
 from synth.evaluate.tables import Split, Table, Tables, sample_rows
-from synth.schema import Kind
 
 MAX_TRAIN_ROWS = 20_000
 MAX_TREE_CATEGORIES = 255  # histogram trees take categorical columns with at most this many codes
@@ -92,9 +94,6 @@ def _labelled(table: Table, rows: np.ndarray, j: int, missing_code: int) -> tupl
 
 
 def _models(task: str, tree_categories: np.ndarray, seed: int) -> dict[str, Any]:
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-    from sklearn.linear_model import LogisticRegression, Ridge
-
     if task == CLASSIFICATION:
         return {LINEAR: LogisticRegression(max_iter=2000),
                 TREES: HistGradientBoostingClassifier(categorical_features=tree_categories, random_state=seed)}
@@ -103,16 +102,12 @@ def _models(task: str, tree_categories: np.ndarray, seed: int) -> dict[str, Any]
 
 
 def _classification_scores(y: np.ndarray, predicted: np.ndarray, positive_share: np.ndarray | None) -> dict[str, float | None]:
-    from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
-
     return {"accuracy": float(accuracy_score(y, predicted)),
             "f1_macro": float(f1_score(y, predicted, average="macro")),
             "auc": None if positive_share is None or np.unique(y).size < 2 else float(roc_auc_score(y, positive_share))}
 
 
 def _regression_scores(y: np.ndarray, predicted: np.ndarray) -> dict[str, float | None]:
-    from sklearn.metrics import mean_absolute_error, r2_score
-
     return {"r2": float(r2_score(y, predicted)), "mae": float(mean_absolute_error(y, predicted))}
 
 
