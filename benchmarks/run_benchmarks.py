@@ -104,6 +104,7 @@ def main() -> None:
     evaluation = measure(["evaluate", str(csv), str(OUT / "demo" / "synthetic.csv"), "--description",
                           str(OUT / "demo" / "description.json"), "--json", str(OUT / "demo_eval.json"),
                           "--force", "--quiet"])
+    two_way = json.loads((OUT / "demo_eval.json").read_text())["fidelity"]["marginals"]["2"]
     summary = json.loads((OUT / "demo_eval.json").read_text())["summary"]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -118,8 +119,8 @@ def main() -> None:
         f"{evaluation['process_seconds']:.1f} | {evaluation['peak_mib']:.0f} |",
         "",
         f"Utility of the first case (engine independent, ε = 1): mean 1-way TVD "
-        f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {summary['two_way']['mean_tvd']:.4f} "
-        f"(max {summary['two_way']['max_tvd']:.4f}) over {summary['two_way']['marginals']} marginals, "
+        f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {two_way['mean_tvd']:.4f} "
+        f"(max {two_way['max_tvd']:.4f}) over {two_way['scored']} marginals, "
         "on the profile's discretisation.\n",
     ]
     if not RESULTS.exists():
