@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import MILLION, OUT, RESULTS, demo_paths, machine, measure, million_row_table  # noqa: E402
+from run_benchmarks import (MILLION, OUT, RESULTS, demo_paths, measure, million_row_table,  # noqa: E402
+                            print_timing, timing_heading, timing_row)
 
 
 def synthetic_table(csv: Path, profile: Path) -> tuple[Path, Path]:
@@ -58,20 +58,19 @@ def main() -> None:
         result = measure(argv)
         data = json.loads(metrics.read_text())
         rows.append((label, result, data))
-        print(f"{label}: {result['seconds']:.1f} s ({result['process_seconds']:.1f} s with start-up), "
-              f"peak {result['peak_mib']:.0f} MiB", flush=True)
+        print_timing(label, result)
     data = rows[0][2]
     marginals = data["fidelity"]["marginals"]
     ml, privacy = data["utility"]["ml"], data["privacy"]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"\n## `synth evaluate` on 1,000,000 × 15 rows — {stamp}\n",
-        f"Machine: {machine()}. Command: `python benchmarks/evaluate_benchmark.py` (each case: `synth evaluate "
-        "adult_1m.csv synthetic_1m.csv [--description d.json] --target income --report r.html --json m.json`, "
-        "a fresh process; peak memory is its maximum resident set size). Target: under 60 s and 4 GB.\n",
-        "| case | command (s) | whole process incl. imports (s) | peak memory (MiB) |",
-        "| --- | ---: | ---: | ---: |",
-        *[f"| {label} | {r['seconds']:.1f} | {r['process_seconds']:.1f} | {r['peak_mib']:.0f} |" for label, r, _ in rows],
+        *timing_heading("`synth evaluate` on 1,000,000 × 15 rows",
+                        "`python benchmarks/evaluate_benchmark.py` (each case: `synth evaluate adult_1m.csv "
+                        "synthetic_1m.csv [--description d.json] --target income --report r.html --json m.json`, "
+                        "a fresh process; peak memory is its maximum resident set size). Target: under 60 s and 4 GB."),
+        *[timing_row(label, r) for label, r, _ in rows],
+        "",
+        "Load average (1 minute) on this 2-core machine, shared with other work, when each case started: "
+        + ", ".join(f"{r['load']:.1f}" for _, r, _ in rows) + "; processor time is what the evaluation itself used.",
         "",
         "Sample sizes (from the JSON): "
         + ", ".join(f"{k}-way marginals {m['scored']} of {m['of']}" for k, m in marginals.items())
