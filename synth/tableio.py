@@ -175,6 +175,23 @@ def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("
     return _checked_frame(df, p, missing_markers)
 
 
+def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """The file's rows, at most ``chunk_rows`` at a time, as read (no missing-value marking)."""
+    if _format(p, InputFileError) == "parquet":
+        _require_pyarrow(p)
+        import pyarrow.parquet as pq
+
+        try:
+            for batch in pq.ParquetFile(p).iter_batches(batch_size=chunk_rows):
+                yield batch.to_pandas()
+        except (OSError, ValueError) as exc:
+            raise InputFileError(f"cannot read {p} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
+        return
+    options = _csv_options(p)
+    with _csv_errors(p, options["sep"]):
+        yield from pd.read_csv(p, chunksize=chunk_rows, **options)
+
+
 def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
                       missing_markers: Iterable[str] = ("",)) -> Iterator[pd.DataFrame]:
     """The rows of a CSV or Parquet file as consecutive tables of at most ``chunk_rows`` rows each,
@@ -184,28 +201,10 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
     """
     p = _checked_path(path)
     markers = tuple(missing_markers)
-    if _format(p, InputFileError) == "parquet":
-        _require_pyarrow(p)
-        import pyarrow.parquet as pq
-
-        try:
-            batches = pq.ParquetFile(p).iter_batches(batch_size=chunk_rows)
-            first = True
-            for batch in batches:
-                yield _checked_frame(batch.to_pandas(), p, markers) if first else _mark_missing(batch.to_pandas(), markers)
-                first = False
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"cannot read {p} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
-        if first:
-            raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
-        return
-    options = _csv_options(p)
-    with _csv_errors(p, options["sep"]):
-        reader = pd.read_csv(p, chunksize=chunk_rows, **options)
-        first = True
-        for chunk in reader:
-            yield _checked_frame(chunk, p, markers) if first else _mark_missing(chunk, markers)
-            first = False
+    first = True
+    for frame in _raw_chunks(p, chunk_rows):
+        yield _checked_frame(frame, p, markers) if first else _mark_missing(frame, markers)
+        first = False
     if first:
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
 

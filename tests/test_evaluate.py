@@ -167,6 +167,11 @@ def test_refuses_mismatched_columns_empty_tables_and_other_kinds():
         evaluate(pd.DataFrame({"a": ["x"]}), pd.DataFrame({"b": ["x"]}))
     with pytest.raises(DataError, match="no rows"):
         evaluate(pd.DataFrame({"a": ["x", "y"]}), pd.DataFrame({"a": pd.Series([], dtype=str)}))
+    with pytest.raises(DataError, match="fewer than 10 rows"):
+        evaluate(pd.DataFrame({"a": list("xyxyxyxyx")}), pd.DataFrame({"a": ["x"]}))
+    tiny = evaluate(pd.DataFrame({"a": list("xyxyxyxyxy"), "b": list("1234512345")}), pd.DataFrame({"a": ["x"], "b": ["1"]}),
+                    target="a")
+    assert tiny.privacy.holdout_rows == 2 and tiny.utility is not None and tiny.utility.test_rows == 2
     original = mixed_table(300, seed=9)
     other = original.copy()
     other["age"] = ["young", "old"] * 150
@@ -195,6 +200,11 @@ def test_large_tables_are_read_in_chunks_and_say_so(tmp_path, monkeypatch):
     assert any("random sample of 400" in note for note in chunked.notes)
     whole = load_tables(original, original)
     assert np.array_equal(load_tables(path, path, schema=whole.schema).original.codes, whole.original.codes)
+    pytest.importorskip("pyarrow")
+    parquet = tmp_path / "original.parquet"
+    pd.read_csv(path, dtype=str, keep_default_na=False).to_parquet(parquet)  # the CSV's text cells
+    from_parquet = load_tables(parquet, path, schema=whole.schema)
+    assert from_parquet.original.chunks == 4 and np.array_equal(from_parquet.original.codes, whole.original.codes)
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "adult.csv").exists(), reason="shared Adult data not available")

@@ -28,6 +28,7 @@ CHUNK_ROWS = 200_000
 DRAFT_ROWS = 200_000
 HOLDOUT_SHARE = 0.2  # of the original's rows, held out to test models and as the privacy baseline
 MAX_HOLDOUT_ROWS = 20_000
+MIN_ORIGINAL_ROWS = 10  # fewer leave too few rows to hold some out
 MAX_INVALID_SHARE = 0.5  # more unreadable cells than this in a column: the tables differ in kind
 
 TableLike = pd.DataFrame | str | os.PathLike[str]
@@ -191,6 +192,9 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
                      "--description to use the release's own.")
     tables = {which: _read(table, schema, which, progress)
               for which, table in (("original", original), ("synthetic", synthetic))}
+    if tables["original"].rows < MIN_ORIGINAL_ROWS:
+        raise DataError(f"the original table has fewer than {MIN_ORIGINAL_ROWS} rows: too few to hold some out "
+                        "as a test set and baseline. Evaluate a larger table.")
     for which, table in (("original", original), ("synthetic", synthetic)):
         if tables[which].chunks > 1:
             notes.append(f"The {which} table was read in {tables[which].chunks} pieces of at most "
