@@ -177,6 +177,9 @@ def test_refuses_mismatched_columns_empty_tables_and_other_kinds():
     other["age"] = ["young", "old"] * 150
     with pytest.raises(DataError, match="'age' is integer .* differ in the kind"):
         evaluate(original, other)
+    numbers = original.assign(city=np.arange(300).astype(str))
+    with pytest.raises(DataError, match="'city' in the synthetic table are not among its categories"):
+        evaluate(original, numbers)
 
 
 def test_refuses_a_target_that_is_absent_or_constant():

@@ -5,8 +5,9 @@ else a schema drafted from the original) and the numeric values of its numeric a
 Files are read ``CHUNK_ROWS`` rows at a time and each chunk is encoded before the next is read, so
 the text of a large table is never held whole. Without a Description the schema is drafted from a
 random sample of the original (at most ``DRAFT_ROWS`` rows), which needs a first pass over the file.
-Bad input (different columns, a table without rows, a column whose cells are not of its kind) raises
-``DataError``. This module reads the original data: nothing it returns is differentially private.
+Bad input raises ``DataError``: different columns, a table without rows (or an original of fewer than
+``MIN_ORIGINAL_ROWS``), a numeric, datetime or boolean column whose cells mostly cannot be read as
+such, a categorical column whose synthetic values are mostly not among its categories. This module reads the original data: nothing it returns is differentially private.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Table:
     codes: np.ndarray  # rows × columns, int32, column-major
     values: dict[int, np.ndarray]  # column position → float values (NaN: missing or unreadable)
     chunks: int  # how many pieces the table was read in
+    unlisted: np.ndarray  # per column, the share of non-missing cells that are not among its categories
 
     @property
     def rows(self) -> int:
@@ -153,13 +155,14 @@ def _read(table: TableLike, schema: Schema, which: str, progress: Progress) -> T
     listed_schema = schema.select([schema.columns[j].name for j in listed]) if listed else None
     codes: list[np.ndarray] = []
     values: dict[int, list[np.ndarray]] = {j: [] for j in numeric}
-    invalid, present = np.zeros(len(schema.columns)), np.zeros(len(schema.columns))
+    invalid, present, other = (np.zeros(len(schema.columns)) for _ in range(3))
     for chunk in progress.track(_chunks(table, schema.missing_markers), f"reading the {which} table"):
         chunk_codes = np.empty((len(chunk), len(schema.columns)), dtype=np.int32)
         if listed_schema is not None:
             chunk_codes[:, listed], report = listed_schema.encode(chunk)
             unreadable = np.array([c.invalid for c in report.columns])  # coded missing, but present
             invalid[listed] += unreadable
+            other[listed] += [c.other for c in report.columns]
             present[listed] += unreadable + (chunk_codes[:, listed] != [schema.columns[j].missing_code
                                                                         for j in listed]).sum(axis=0)
         for j in numeric:  # parsed once: the values are kept, the codes follow from them
@@ -175,7 +178,7 @@ def _read(table: TableLike, schema: Schema, which: str, progress: Progress) -> T
         raise DataError(f"the {which} table has no rows; there is nothing to compare.")
     _check_kinds(invalid, present, schema, which)
     return Table(np.asfortranarray(np.concatenate(codes)), {j: np.concatenate(v) for j, v in values.items()},
-                 len(codes))
+                 len(codes), other / np.maximum(present, 1))
 
 
 def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None = None,
@@ -192,6 +195,12 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
                      "--description to use the release's own.")
     tables = {which: _read(table, schema, which, progress)
               for which, table in (("original", original), ("synthetic", synthetic))}
+    for j, column in enumerate(schema.columns):
+        if tables["synthetic"].unlisted[j] > MAX_INVALID_SHARE >= tables["original"].unlisted[j]:
+            raise DataError(
+                f"most values of column {column.name!r} in the synthetic table are not among its categories in "
+                "the original: the two tables differ in the kind or the values of this column. Compare tables "
+                "with the same columns of the same kinds.")
     if tables["original"].rows < MIN_ORIGINAL_ROWS:
         raise DataError(f"the original table has fewer than {MIN_ORIGINAL_ROWS} rows: too few to hold some out "
                         "as a test set and baseline. Evaluate a larger table.")
