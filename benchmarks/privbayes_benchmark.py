@@ -5,9 +5,10 @@ Usage (from the repository root, after `pip install .`):
     python benchmarks/privbayes_benchmark.py --epsilons 0.3 1 3 --seeds 2
     python benchmarks/privbayes_benchmark.py --epsilons 1 --seeds 2 --cases privbayes   # a subset
 
-Cases: ``privbayes`` (the generator samples the Bayesian network, ``fit = false``, the default)
-and ``privbayes-fit`` (the measurements go through the graphical-model fitter, ``fit = true``).
-Every run is a fresh process (its peak memory is its own) with OPENBLAS_NUM_THREADS=1; it
+Cases on adult_coded: ``privbayes`` (mutual-information score, ``score = "mi"``; the generator
+samples the Bayesian network, ``fit = false``), ``privbayes-fit`` (the same measurements go
+through the graphical-model fitter, ``fit = true``), ``privbayes-r`` and ``privbayes-r-fit`` (the
+paper's R score, ``score = "r"``, the default). Every run is a fresh process (its peak memory is its own) with OPENBLAS_NUM_THREADS=1; it
 describes adult_coded under DP (δ = 1e-9, zCDP, seeded noise), builds the model, samples as many
 rows as the original and scores them as benchmarks/pgm_benchmark.py does: mean total-variation
 distance over all 364 3-way marginals (pgm_common). Time is mechanism + model + sampling. Runs
@@ -18,6 +19,12 @@ summary of that file is appended to benchmarks/RESULTS.md.
 categorical, its ε) side by side, in its own virtual environment (``python -m venv
 /work/venvs/ds && /work/venvs/ds/bin/pip install DataSynthesizer``); this file is then its
 driver, and imports no synth. It takes about 40 minutes a run on adult_coded.
+
+Cases ending in ``-raw`` run on the raw ../shared/data/adult.csv (30,162 × 15, numbers and text):
+synth through its public API with the demo profile's public domains (synth/data/adult.toml),
+DataSynthesizer with its defaults (text columns categorical, numbers as 20-bin histograms; its
+output is scored by this process). Both synthetic tables are scored on the demo profile's codes
+(each number in its profile bin), all 455 3-way marginals.
 """
 
 from __future__ import annotations
@@ -41,7 +48,11 @@ from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
 OUT = HERE / "out"
 RUNS = OUT / "privbayes_runs.jsonl"
 DELTA = 1e-9
-CASES = {"privbayes": {}, "privbayes-fit": {"fit": True}, "datasynthesizer": None}
+CASES = {"privbayes": {"score": "mi"}, "privbayes-fit": {"score": "mi", "fit": True}, "privbayes-r": {"score": "r"},
+         "privbayes-r-fit": {"score": "r", "fit": True}, "datasynthesizer": None,
+         "privbayes-raw": {"score": "mi"}, "privbayes-r-raw": {"score": "r"}, "datasynthesizer-raw": None}
+RAW_DATA = HERE.parent.parent / "shared" / "data" / "adult.csv"
+RAW_PROFILE = HERE.parent / "synth" / "data" / "adult.toml"
 DATASYNTHESIZER_PYTHON = Path("/work/venvs/ds/bin/python")
 
 
@@ -71,12 +82,9 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
         model = network_from_measurements(domain, network, result.measurements)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     seconds = time.perf_counter() - start
-    sizes_list = list(sizes.values())
     return {
         "tool": "synth", "case": case, "epsilon": epsilon, "seed": seed,
-        "tvd_1way": float(kway_tvds(codes, synthetic, sizes_list, 1).mean()),
-        "tvd_2way": float(kway_tvds(codes, synthetic, sizes_list, 2).mean()),
-        "tvd_3way": float(kway_tvds(codes, synthetic, sizes_list, 3).mean()),
+        **_scores(codes, synthetic, list(sizes.values())),
         "seconds": seconds, "describe_seconds": described,
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "spent_epsilon": accountant.spent()["epsilon"], "network": network,
@@ -84,51 +92,106 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     }
 
 
-def run_datasynthesizer(epsilon: float, seed: int) -> dict:
-    """One DataSynthesizer run (correlated attribute mode, k = 2) in its own venv, scored the same way."""
+def _scores(original: np.ndarray, synthetic: np.ndarray, sizes: list[int]) -> dict:
+    return {f"tvd_{k}way": float(kway_tvds(original, synthetic, sizes, k).mean()) for k in (1, 2, 3)}
+
+
+def run_synth_raw(case: str, epsilon: float, seed: int) -> dict:
+    """One run of the whole public path on the raw adult.csv: the demo profile's public domains
+    (synth/data/adult.toml) with this engine and ε, describe, generate; both tables are scored on
+    the profile's codes (numbers in its bins)."""
+    import pandas as pd
+
+    from synth.api import describe, resolve_profile
+    from synth.generate import generate
+
+    original = pd.read_csv(RAW_DATA, dtype=str, keep_default_na=False)
+    start = time.perf_counter()
+    profile = resolve_profile(str(RAW_PROFILE), epsilon=epsilon, engine="privbayes").with_overrides(
+        engine_options=CASES[case])
+    description = describe(original, profile, seed=seed, report_to=None)
+    synthetic = generate(description, rows=len(original), seed=seed)
+    seconds = time.perf_counter() - start
+    return {"tool": "synth", "case": case, "epsilon": epsilon, "seed": seed, **_raw_scores(original, synthetic),
+            "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _raw_scores(original, synthetic) -> dict:
+    """Mean k-way TVDs of a synthetic version of adult.csv, both tables on the demo profile's codes."""
+    from synth.profile import load_profile
+
+    schema = load_profile(RAW_PROFILE).schema
+    codes, _ = schema.encode(original)
+    synthetic_codes, _ = schema.encode(synthetic.astype(str))
+    return _scores(codes, synthetic_codes, [c.size for c in schema.columns])
+
+
+def _datasynthesizer(table, epsilon: float, seed: int, categorical: dict[str, bool], threshold: int):
+    """DataSynthesizer's correlated attribute mode (k = 2) on ``table``: a synthetic table of as
+    many rows, and the seconds it took (describe + generate)."""
     import tempfile
 
-    import pandas as pd
     from DataSynthesizer.DataDescriber import DataDescriber
     from DataSynthesizer.DataGenerator import DataGenerator
 
-    codes, sizes = load_adult_coded()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         data, description = Path(folder) / "data.csv", Path(folder) / "description.json"
-        pd.DataFrame({c: [f"v{x}" for x in codes[:, j]] for j, c in enumerate(sizes)}).to_csv(data, index=False)
-        describer = DataDescriber(category_threshold=max(sizes.values()))
+        table.to_csv(data, index=False)
+        describer = DataDescriber(category_threshold=threshold)
         describer.describe_dataset_in_correlated_attribute_mode(
-            str(data), k=2, epsilon=epsilon, attribute_to_is_categorical={c: True for c in sizes}, seed=seed)
+            str(data), k=2, epsilon=epsilon, attribute_to_is_categorical=categorical, seed=seed)
         describer.save_dataset_description_to_file(str(description))
         generator = DataGenerator()
-        generator.generate_dataset_in_correlated_attribute_mode(len(codes), str(description), seed=seed)
-        frame = generator.synthetic_dataset
-    seconds = time.perf_counter() - start
+        generator.generate_dataset_in_correlated_attribute_mode(len(table), str(description), seed=seed)
+        return generator.synthetic_dataset, time.perf_counter() - start
+
+
+def run_datasynthesizer(epsilon: float, seed: int) -> dict:
+    """One DataSynthesizer run on adult_coded (every column categorical), scored like synth's."""
+    import pandas as pd
+
+    codes, sizes = load_adult_coded()
+    table = pd.DataFrame({c: [f"v{x}" for x in codes[:, j]] for j, c in enumerate(sizes)})
+    frame, seconds = _datasynthesizer(table, epsilon, seed, {c: True for c in sizes}, max(sizes.values()))
     synthetic = np.column_stack([frame[c].astype(str).str[1:].astype(int).to_numpy() for c in sizes])
-    sizes_list = list(sizes.values())
-    return {
-        "tool": "DataSynthesizer", "case": "datasynthesizer", "epsilon": epsilon, "seed": seed,
-        "tvd_1way": float(kway_tvds(codes, synthetic, sizes_list, 1).mean()),
-        "tvd_2way": float(kway_tvds(codes, synthetic, sizes_list, 2).mean()),
-        "tvd_3way": float(kway_tvds(codes, synthetic, sizes_list, 3).mean()),
-        "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    return {"tool": "DataSynthesizer", "case": "datasynthesizer", "epsilon": epsilon, "seed": seed,
+            **_scores(codes, synthetic, list(sizes.values())),
+            "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def run_datasynthesizer_raw(epsilon: float, seed: int) -> dict:
+    """One DataSynthesizer run on the raw adult.csv with its defaults (text columns categorical,
+    numbers as 20-bin histograms), scored on synth's demo profile codes like synth's raw runs."""
+    import pandas as pd
+
+    frame, seconds = _datasynthesizer(pd.read_csv(RAW_DATA), epsilon, seed, {}, 20)
+    synthetic = OUT / f"datasynthesizer-raw-{epsilon:g}-{seed}.csv"
+    frame.to_csv(synthetic, index=False)
+    return {"case": "datasynthesizer-raw", "epsilon": epsilon, "seed": seed, "seconds": seconds,
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "synthetic": str(synthetic)}
 
 
 def run_case(case: str, epsilon: float, seed: int) -> dict:
     """One run in a fresh process (one BLAS thread: on 2 cores a multithreaded BLAS stalls)."""
     python = sys.executable
-    if case == "datasynthesizer":
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    if case.startswith("datasynthesizer"):
         if not DATASYNTHESIZER_PYTHON.exists():
             raise SystemExit(f"{DATASYNTHESIZER_PYTHON} is missing; create that venv first (see the docstring)")
         python = str(DATASYNTHESIZER_PYTHON)
     command = [python, __file__, "--child", case, str(epsilon), str(seed)]
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    if "synthetic" in record:  # DataSynthesizer on the raw table: scored here, where synth is
+        import pandas as pd
+
+        synthetic = pd.read_csv(record.pop("synthetic"), dtype=str, keep_default_na=False)
+        original = pd.read_csv(RAW_DATA, dtype=str, keep_default_na=False)
+        record = {"tool": "DataSynthesizer", **record, **_raw_scores(original, synthetic)}
+    return record
 
 
 def main() -> None:
@@ -153,7 +216,11 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         case, epsilon, seed = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-        run = run_datasynthesizer(epsilon, seed) if case == "datasynthesizer" else run_synth(case, epsilon, seed)
+        runners = {"datasynthesizer": run_datasynthesizer, "datasynthesizer-raw": run_datasynthesizer_raw}
+        if case in runners:
+            run = runners[case](epsilon, seed)
+        else:
+            run = (run_synth_raw if case.endswith("-raw") else run_synth)(case, epsilon, seed)
         print(json.dumps(run))
     else:
         main()

@@ -3,6 +3,7 @@
 Usage (from the repository root, after `pip install .`):
 
     python benchmarks/run_benchmarks.py
+    python benchmarks/run_benchmarks.py --only privbayes     # the cases whose label has this text
 
 Each case runs in a fresh Python process (so peak memory is that run's alone) through the CLI's
 ``main``; the results are appended to benchmarks/RESULTS.md with the machine, date and command.
@@ -98,7 +99,7 @@ def machine() -> str:
     return f"{platform.system()} {platform.machine()} ({cpu}), {os.cpu_count()} cores, {mem_gib:.0f} GiB, Python {platform.python_version()}"
 
 
-def main() -> None:
+def main(only: str | None) -> None:
     OUT.mkdir(exist_ok=True)
     csv, profile = demo_paths()
     big = million_row_table(csv)
@@ -119,29 +120,42 @@ def main() -> None:
         ("demo data, profile, engine aim, ε=1, δ=1e-9",
          ["run", str(csv), "--profile", str(profile), "--engine", "aim", "-o", str(OUT / "demo_aim"), "--force",
           "--quiet", "--seed", "1"]),
+        ("1,000,000 × 15, profile, engine privbayes, ε=1, δ=1e-9",
+         ["run", str(big), "--profile", str(profile), "--engine", "privbayes", "-o", str(OUT / "million_privbayes"),
+          "--force", "--quiet", "--seed", "1"]),
     ]
+    if only is not None:
+        cases = [case for case in cases if only in case[0]]
+        if not cases:
+            raise SystemExit(f"no case's label contains {only!r}")
     rows = []
     for label, argv in cases:
         result = measure(argv)
         rows.append((label, result))
         print_timing(label, result)
-    evaluation = measure(["evaluate", str(csv), str(OUT / "demo" / "synthetic.csv"), "--description",
+    evaluated = any(str(OUT / "demo") in argv for _, argv in cases)  # the evaluation scores that case's output
+    evaluation = None if not evaluated else measure(["evaluate", str(csv), str(OUT / "demo" / "synthetic.csv"), "--description",
                           str(OUT / "demo" / "description.json"), "--json", str(OUT / "demo_eval.json"),
                           "--force", "--quiet"])
-    metrics = json.loads((OUT / "demo_eval.json").read_text())
-    summary, two_way = metrics["summary"], metrics["fidelity"]["marginals"]["2"]
     lines = [
         *timing_heading("`synth run` time and peak memory",
-                        "`python benchmarks/run_benchmarks.py`. Each case is a fresh process; peak memory is its "
-                        "maximum resident set size (includes the Python interpreter, pandas and OpenDP)."),
+                        f"`python benchmarks/{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}`. Each case is a "
+                        "fresh process; peak memory is its maximum resident set size (includes the Python "
+                        "interpreter, pandas and OpenDP)."),
         *[timing_row(label, r) for label, r in rows],
-        timing_row("evaluate (demo original vs synthetic)", evaluation),
-        "",
-        f"Utility of the first case (engine independent, ε = 1): mean 1-way TVD "
-        f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {two_way['mean_tvd']:.4f} "
-        f"(max {two_way['max_tvd']:.4f}) over {two_way['scored']} marginals, "
-        "on the profile's discretisation.\n",
     ]
+    if evaluation is not None:
+        metrics = json.loads((OUT / "demo_eval.json").read_text())
+        summary, two_way = metrics["summary"], metrics["fidelity"]["marginals"]["2"]
+        lines += [
+            timing_row("evaluate (demo original vs synthetic)", evaluation),
+            "",
+            f"Utility of the first case (engine independent, ε = 1): mean 1-way TVD "
+            f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {two_way['mean_tvd']:.4f} "
+            f"(max {two_way['max_tvd']:.4f}) over {two_way['scored']} marginals, "
+            "on the profile's discretisation.",
+        ]
+    lines.append("")
     if not RESULTS.exists():
         RESULTS.write_text("# Benchmark results\n\nFigures measured on this project's machines; newest last.\n")
     with RESULTS.open("a") as handle:
@@ -153,5 +167,6 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2:])
     else:
-        argparse.ArgumentParser(description=__doc__).parse_args()
-        main()
+        parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.add_argument("--only", help="run only the cases whose label contains this text")
+        main(parser.parse_args().only)

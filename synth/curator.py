@@ -7,9 +7,10 @@ entry, and returns only the noisy answer. Engines talk to a Curator; they never 
 one exception, ``public_count``, answers only under the replace-one relation, where the row
 count is public by definition.)
 
-Mutual-information selection (PrivBayes). The score of a (child X, parents Π) pair is the
-count-scaled mutual information n·I(X; Π) = n·H(X) + n·H(Π) − n·H(X, Π) in nats, from exact
-counts. For counts c_z of a variable Z over n rows, n·H(Z) = n log n − Σ_z c_z log c_z. Let
+Dependence scores for PrivBayes's selection of (child X, parents Π) pairs, from exact counts.
+
+``mi``: the count-scaled mutual information n·I(X; Π) = n·H(X) + n·H(Π) − n·H(X, Π) in nats.
+For counts c_z of a variable Z over n rows, n·H(Z) = n log n − Σ_z c_z log c_z. Let
 g(m) = (m+1) log(m+1) − m log m = log(m+1) + m log(1 + 1/m) (g(0) = 0): it increases with m and
 g(m) < log(m+1) + 1. Adding one row to a table of n rows moves n to n+1 and, in each of X, Π and
 (X, Π), one cell from c to c+1, so each entropy term changes by g(n) − g(c), a number in
@@ -24,8 +25,20 @@ g(n) = log(n+1) + 1 − O(1/n), so the bound is tight. Under add/remove the row 
 so the sensitivity uses a public upper bound ``max_rows`` on it: log(max_rows + 1) + 1; the
 selection refuses a table with more rows before it spends anything (nothing is released).
 Under replace-one a replacement is a removal then an addition, so the sensitivity is
-2 (log(n + 1) + 1) with the public n. Parents measured on coarse codes (a public map of codes)
-are just other variables: the bound holds unchanged.
+2 (log(n + 1) + 1) with the public n.
+
+``r``: the PrivBayes paper's score R (TODS 2017), count-scaled: n·R = ½ Σ_{x,π} |e(x, π)| with
+e(x, π) = c(x, π) − c(x) c(π) / n, the L1 distance of the joint counts from the product of their
+margins. Adding a row at (x₀, π₀) changes Σ|e| by at most Σ|Δc(x, π)| + Σ|ΔP| where
+P(x, π) = c(x) c(π) / n = n p(x) q(π). The first sum is 1. Writing P' = (n+1) p' q',
+Σ|P' − P| ≤ (n+1) Σ|p'q' − pq| + Σ pq ≤ (n+1)(Σ|p' − p| + Σ|q' − q|) + 1, and
+Σ_x |p'(x) − p(x)| = 2 (n − c(x₀)) / (n (n+1)) ≤ 2 / (n+1), likewise for q; so Σ|ΔP| ≤ 5 and
+|Δ(n·R)| ≤ (1 + 5) / 2 = 3 under add/remove, whatever n: no bound on the row count is needed.
+Under replace-one (n fixed) two joint cells move by 1, and Σ|Δ(c(x) c(π))| ≤ 2n + 2n + 4, so
+|Δ(n·R)| ≤ (2 + 4 + 4/n) / 2 = 3 + 2/n (the paper's 3/n + 2/n² scaled by n).
+
+Parents measured on coarse codes (a public map of codes) are just other variables: both bounds
+hold unchanged.
 
 ``CountRelease`` is the one place where noisy counts are made, shared by the curator and by domain
 discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approximate DP.
@@ -55,6 +68,9 @@ from synth.privacy import (
     laplace_cost,
     laplace_scale,
 )
+
+
+DEPENDENCE_SCORES = ("mi", "r")  # see the module docstring
 
 
 @dataclass(frozen=True)
@@ -268,55 +284,68 @@ class Curator:
         return self._report_noisy_max(scores, sensitivity, budget,
                                       f"select the worst-estimated of {len(candidates)} marginals")
 
-    def select_by_mutual_information(self, pairs: Sequence[tuple[str, Sequence[str]]], budget: float,
-                                     max_rows: int = 10**9,
-                                     coarsening: Mapping[str, np.ndarray] | None = None) -> int:
-        """Index of the (child, parents) pair of highest mutual information, chosen under DP.
+    def select_by_dependence(self, pairs: Sequence[tuple[str, Sequence[str]]], budget: float,
+                             score: str = "mi", max_rows: int = 10**9,
+                             coarsening: Mapping[str, np.ndarray] | None = None) -> int:
+        """Index of the (child, parents) pair whose columns depend most on each other, under DP.
 
-        Scores are n·I(child; parents) in nats from exact counts, parents on the groups of
-        ``coarsening`` where it maps them; the exponential mechanism (Gumbel report-noisy-max)
-        picks one, charged first. Sensitivity (module docstring): log(max_rows + 1) + 1 under
-        add/remove, where a table of more than ``max_rows`` rows is refused before anything is
-        spent; 2 (log(n + 1) + 1) under replace-one. When the choice cannot depend on the data
-        (one pair, or no pair with parents: every score is 0), nothing is charged and the pair is
-        drawn uniformly (from the noise source: public randomness).
+        ``score`` is ``"mi"`` (n·I(child; parents), nats) or ``"r"`` (n·R, the L1 distance from
+        independence), from exact counts, parents on the groups of ``coarsening`` where it maps
+        them; the exponential mechanism (Gumbel report-noisy-max) picks one, charged first.
+        Sensitivities (module docstring): for ``mi`` log(max_rows + 1) + 1 under add/remove,
+        where a table of more than ``max_rows`` rows is refused before anything is spent, and
+        2 (log(n + 1) + 1) under replace-one; for ``r`` 3 under add/remove and 3 + 2/n under
+        replace-one. When the choice cannot depend on the data (one pair, or no pair with
+        parents: every score is 0), nothing is charged and the pair is drawn uniformly (from the
+        noise source: public randomness).
         """
+        if score not in DEPENDENCE_SCORES:
+            raise EngineError(f"unknown dependence score {score!r}; choose one of {', '.join(DEPENDENCE_SCORES)}.")
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise EngineError(f"max_rows must be a whole number of at least 1; got {max_rows!r}.")
         checked = [(self._check((child, *parents)), tuple(parents)) for child, parents in pairs]
         if not checked:
-            raise EngineError("select_by_mutual_information needs at least one (child, parents) pair")
+            raise EngineError("select_by_dependence needs at least one (child, parents) pair")
         if len(checked) == 1:
             return 0
         if not any(parents for _, parents in checked):
             return int(self._counts.noise.noisy_max(np.zeros(len(checked)), 1.0))
         used = {p for _, parents in checked for p in parents}
         maps = self._check_coarsening({p: m for p, m in (coarsening or {}).items() if p in used}, used)
+        sensitivity = self._dependence_sensitivity(score, max_rows)
+        scores = np.array([self._scaled_dependence(score, attrs, maps) for attrs, _ in checked])
+        return self._report_noisy_max(scores, sensitivity, budget,
+                                      f"select the most dependent ({score}) of {len(checked)} (column, parents) pairs")
+
+    def _dependence_sensitivity(self, score: str, max_rows: int) -> float:
+        """The sensitivity of a dependence score under the relation in force (module docstring)."""
         rows = self._codes.shape[0]
+        if score == "r":
+            return 3 + 2 / max(rows, 1) if self.neighbouring.count_is_public else 3.0
         if self.neighbouring.count_is_public:
-            sensitivity = 2 * (math.log1p(rows) + 1)
-        elif rows > max_rows:
+            return 2 * (math.log1p(rows) + 1)
+        if rows > max_rows:
             raise EngineError(
                 f"the table has more rows than max_rows = {max_rows:,}, the public bound on the row "
-                "count that the mutual-information scores rely on; raise max_rows in [engine_options]."
+                "count that the mutual-information scores rely on; raise max_rows in [engine_options] "
+                "or use score = \"r\", which needs no bound."
             )
-        else:
-            sensitivity = math.log1p(max_rows) + 1
-        scores = np.array([self._scaled_mutual_information(attrs, maps) for attrs, _ in checked])
-        return self._report_noisy_max(scores, sensitivity, budget,
-                                      f"select the most informative of {len(checked)} (column, parents) pairs")
+        return math.log1p(max_rows) + 1
 
-    def _scaled_mutual_information(self, attrs: tuple[str, ...], maps: Mapping[str, np.ndarray]) -> float:
-        """n·I(attrs[0]; attrs[1:]) in nats, from the exact counts (private)."""
+    def _scaled_dependence(self, score: str, attrs: tuple[str, ...], maps: Mapping[str, np.ndarray]) -> float:
+        """n·I or n·R of attrs[0] and attrs[1:], from the exact counts (private)."""
         joint = self._exact(attrs, {a: maps[a] for a in attrs[1:] if a in maps}).astype(np.float64)
         joint = joint.reshape(self.domain.size(attrs[:1]), -1)
+        n = float(joint.sum())
+        child, parents = joint.sum(axis=1), joint.sum(axis=0)
+        if score == "r":
+            return 0.5 * float(np.abs(joint - np.outer(child, parents) / max(n, 1.0)).sum())
 
         def sum_xlogx(counts: np.ndarray) -> float:
             positive = counts[counts > 0]
             return float(np.sum(positive * np.log(positive)))
 
-        n = float(joint.sum())
-        return sum_xlogx(joint) - sum_xlogx(joint.sum(axis=1)) - sum_xlogx(joint.sum(axis=0)) + sum_xlogx(np.array([n]))
+        return sum_xlogx(joint) - sum_xlogx(child) - sum_xlogx(parents) + sum_xlogx(np.array([n]))
 
     def public_count(self) -> int:
         """The number of rows, public by definition under the replace-one relation only.

@@ -21,7 +21,7 @@ import pandas as pd
 from synth.description import Description
 from synth.measurement import Measurement
 from synth.errors import SynthError
-from synth.model.bayesian_network import network_from_measurements
+from synth.model.bayesian_network import network_from_measurements, network_structure
 from synth.model.compression import expand_codes, expand_marginal
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
@@ -80,8 +80,7 @@ def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Mod
     Bayesian network itself for PrivBayes unless its ``fit`` option is true."""
     network = description.engine_output.get("network")
     if network is not None and not description.engine_options.get("fit", False):
-        return network_from_measurements(description.model_domain,
-                                         [(node["attribute"], node["parents"]) for node in network],
+        return network_from_measurements(description.model_domain, network_structure(network),
                                          description.measurements)
     return fit_measurements(description.model_domain, description.measurements, description.compression,
                             iterations)

@@ -18,10 +18,12 @@ from synth.engines import make_engine
 from synth.engines.privbayes import parent_groups
 from synth.errors import DescriptionError, EngineError, SynthError
 from synth.generate import ExpandedModel, fit_model, generate
+from synth.inspect import inspect_text
 from synth.measurement import Measurement
 from synth.model.bayesian_network import BayesianNetwork, Conditional, network_from_measurements
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
+from synth.model.junction_tree import model_size_mb
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
 from synth.profile import Profile
@@ -47,12 +49,26 @@ def _scaled_mi(joint: np.ndarray) -> float:
 
 # --- the mutual-information mechanism ------------------------------------------------------------
 
-def _score(codes: np.ndarray, domain: Domain, attrs: tuple[str, ...], maps: dict, relation: str) -> float:
-    return _curator(codes, domain, relation=relation)._scaled_mutual_information(attrs, maps)
+def _scaled_r(joint: np.ndarray) -> float:
+    """n·R(X; Π): half the L1 distance between the counts and the product of their margins."""
+    return 0.5 * float(np.abs(joint - np.outer(joint.sum(axis=1), joint.sum(axis=0)) / joint.sum()).sum())
 
 
+def _score(codes: np.ndarray, domain: Domain, attrs: tuple[str, ...], maps: dict, relation: str,
+           score: str = "mi") -> float:
+    return _curator(codes, domain, relation=relation)._scaled_dependence(score, attrs, maps)
+
+
+def _bound(score: str, relation: str, n: int) -> float:
+    """The sensitivity claimed in the curator's docstring, for a table of n rows before the change."""
+    if score == "r":
+        return 3.0 if relation == "add-remove" else 3 + 2 / n
+    return math.log(n + 1) + 1 if relation == "add-remove" else 2 * (math.log(n + 1) + 1)
+
+
+@pytest.mark.parametrize("score", ["mi", "r"])
 @pytest.mark.parametrize("relation", ["add-remove", "replace"])
-def test_score_sensitivity_bound_holds_on_random_neighbours(relation):
+def test_score_sensitivity_bound_holds_on_random_neighbours(relation, score):
     rng = np.random.default_rng(11)
     domain = Domain(("x", "p", "q"), (5, 12, 3))
     maps = {"p": np.arange(12) // 3}  # p as a parent on 4 groups
@@ -65,30 +81,51 @@ def test_score_sensitivity_bound_holds_on_random_neighbours(relation):
         # the changed row: random, or fresh values everywhere (the worst case of the derivation)
         row = np.array([4, 11, 2]) if trial % 3 == 0 else np.array([rng.integers(0, s) for s in domain.sizes])
         if relation == "add-remove":
-            neighbour, bound = np.vstack([codes, row]), math.log(n + 1) + 1
+            neighbour = np.vstack([codes, row])
         else:
-            neighbour, bound = codes.copy(), 2 * (math.log(n + 1) + 1)
+            neighbour = codes.copy()
             neighbour[rng.integers(0, n)] = row
+        bound = _bound(score, relation, n)
         for attrs in [("x", "p"), ("x", "p", "q"), ("q", "x")]:
-            change = abs(_score(neighbour, domain, attrs, maps, relation) - _score(codes, domain, attrs, maps, relation))
+            change = abs(_score(neighbour, domain, attrs, maps, relation, score)
+                         - _score(codes, domain, attrs, maps, relation, score))
             assert change < bound
             worst = max(worst, change / bound)
     assert worst > 0.5  # the bound is not loose by more than a factor of 2: the test can see a wrong one
 
 
-def test_selection_records_the_sensitivity_of_its_relation():
+def test_scores_match_their_definitions():
+    codes, domain = chain_data(400)
+    maps = {"a": np.arange(domain.size(("a",))) // 2}
+    joint = np.zeros((domain.size(("b",)), int(maps["a"].max()) + 1))
+    np.add.at(joint, (codes[:, domain.index("b")], maps["a"][codes[:, domain.index("a")]]), 1)
+    assert _score(codes, domain, ("b", "a"), maps, "add-remove", "mi") == pytest.approx(_scaled_mi(joint))
+    assert _score(codes, domain, ("b", "a"), maps, "add-remove", "r") == pytest.approx(_scaled_r(joint))
+    assert _scaled_r(joint) > 10  # b depends on a: the comparison is not 0 == 0
+
+
+@pytest.mark.parametrize("score", ["mi", "r"])
+@pytest.mark.parametrize("relation", ["add-remove", "replace"])
+def test_selection_records_the_sensitivity_of_its_relation(score, relation):
     codes, domain = chain_data(500)
     pairs = [("b", ("a",)), ("c", ("a",))]
-    curator = _curator(codes, domain, epsilon=10.0)
-    curator.select_by_mutual_information(pairs, 1.0, max_rows=1000)
-    assert curator.accountant.ledger[-1].sensitivity == pytest.approx(math.log(1001) + 1)
-    curator = _curator(codes, domain, epsilon=10.0, relation="replace")
-    curator.select_by_mutual_information(pairs, 1.0)
-    assert curator.accountant.ledger[-1].sensitivity == pytest.approx(2 * (math.log(501) + 1))
+    curator = _curator(codes, domain, epsilon=10.0, relation=relation)
+    curator.select_by_dependence(pairs, 1.0, score, max_rows=500)
+    assert curator.accountant.ledger[-1].sensitivity == pytest.approx(
+        math.log(501) + 1 if (score, relation) == ("mi", "add-remove") else _bound(score, relation, 500))
 
 
+def test_an_unknown_score_is_refused():
+    codes, domain = chain_data(100)
+    curator = _curator(codes, domain)
+    with pytest.raises(EngineError, match="unknown dependence score 'f'"):
+        curator.select_by_dependence([("b", ("a",)), ("c", ("a",))], 1.0, "f")
+    assert curator.accountant.ledger == ()
+
+
+@pytest.mark.parametrize("score", ["mi", "r"])
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
-def test_selection_follows_the_exponential_mechanism(delta):
+def test_selection_follows_the_exponential_mechanism(delta, score):
     rng = np.random.default_rng(5)
     n = 60
     x = rng.integers(0, 3, n)
@@ -100,27 +137,39 @@ def test_selection_follows_the_exponential_mechanism(delta):
     for child, (parent,) in pairs:
         joint = np.zeros((domain.size((child,)), domain.size((parent,))))
         np.add.at(joint, (codes[:, domain.index(child)], codes[:, domain.index(parent)]), 1)
-        scores.append(_scaled_mi(joint))
+        scores.append(_scaled_mi(joint) if score == "mi" else _scaled_r(joint))
     scores = np.array(scores)
     curator = _curator(codes, domain, epsilon=1e5, delta=delta, seed=2)
-    sensitivity = math.log(n + 1) + 1
-    budget = 2 * sensitivity / 6.0 if delta == 0 else (2 * sensitivity / 6.0) ** 2 / 8  # Gumbel scale 6
+    sensitivity = _bound(score, "add-remove", n)
+    scale = 6.0 if score == "mi" else 2.0  # Gumbel scale: keeps the choice far from certain and from uniform
+    budget = 2 * sensitivity / scale if delta == 0 else (2 * sensitivity / scale) ** 2 / 8
     draws = 3000
-    picks = np.bincount([curator.select_by_mutual_information(pairs, budget, max_rows=n) for _ in range(draws)],
+    picks = np.bincount([curator.select_by_dependence(pairs, budget, score, max_rows=n) for _ in range(draws)],
                         minlength=3)
     entry = curator.accountant.ledger[-1]
-    assert entry.mechanism == "exponential" and entry.noise_scale == pytest.approx(6.0, rel=1e-9)
-    expected = np.exp((scores - scores.max()) / 6.0)
+    assert entry.mechanism == "exponential" and entry.noise_scale == pytest.approx(scale, rel=1e-9)
+    expected = np.exp((scores - scores.max()) / scale)
     expected /= expected.sum()
     assert expected.max() > 0.5 and expected.min() < 0.2  # far from uniform: the test has power
     assert chisquare(picks, expected * draws).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("score", ["mi", "r"])
+def test_selection_is_near_uniform_at_tiny_budget_and_certain_at_huge(score):
+    codes, domain = chain_data(2000)
+    pairs = [("b", ("a",)), ("e", ("a",)), ("d", ("e",))]  # a strong dependence, then two independent pairs
+    curator = _curator(codes, domain, epsilon=1e9)
+    tiny = np.bincount([curator.select_by_dependence(pairs, 1e-6, score) for _ in range(3000)], minlength=3)
+    assert chisquare(tiny).pvalue > 1e-3
+    huge = np.bincount([curator.select_by_dependence(pairs, 1e3, score) for _ in range(300)], minlength=3)
+    assert huge[0] == 300
+
+
 def test_choices_that_cannot_depend_on_the_data_are_free():
     codes, domain = chain_data(300)
     curator = _curator(codes, domain, epsilon=1.0)
-    assert curator.select_by_mutual_information([("a", ("b",))], 0.5) == 0
-    picks = np.bincount([curator.select_by_mutual_information([(a, ()) for a in "abcde"], 0.5)
+    assert curator.select_by_dependence([("a", ("b",))], 0.5) == 0
+    picks = np.bincount([curator.select_by_dependence([(a, ()) for a in "abcde"], 0.5)
                          for _ in range(2500)], minlength=5)
     assert chisquare(picks).pvalue > 1e-3  # uniform
     assert curator.accountant.ledger == ()
@@ -130,21 +179,22 @@ def test_tables_beyond_max_rows_are_refused_before_spending():
     codes, domain = chain_data(300)
     curator = _curator(codes, domain, epsilon=1.0)
     with pytest.raises(EngineError, match="max_rows = 299") as error:
-        curator.select_by_mutual_information([("a", ("b",)), ("c", ("b",))], 0.5, max_rows=299)
+        curator.select_by_dependence([("a", ("b",)), ("c", ("b",))], 0.5, max_rows=299)
     assert "300" not in str(error.value)  # never quotes the private count
     assert curator.accountant.ledger == ()
     with pytest.raises(EngineError, match="max_rows"):  # the engine stops at its first choice, unreleased
-        make_engine("privbayes", {"max_rows": 100}).describe(_curator(codes, domain, epsilon=50.0), SILENT)
+        make_engine("privbayes", {"max_rows": 100, "score": "mi"}).describe(_curator(codes, domain, epsilon=50.0), SILENT)
 
 
 # --- the engine ------------------------------------------------------------------------------------
 
-def test_huge_epsilon_finds_the_true_chain():
+@pytest.mark.parametrize("score", ["mi", "r"])
+def test_huge_epsilon_finds_the_true_chain(score):
     codes, domain = chain_data(20_000)
-    result = make_engine("privbayes", {"degree": 1}).describe(curator_for(codes, domain, 1e4), SILENT)
+    result = make_engine("privbayes", {"degree": 1, "score": score}).describe(curator_for(codes, domain, 1e4), SILENT)
     edges = {frozenset((node["attribute"], p)) for node in result.output["network"] for p in node["parents"]}
     assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
-    result = make_engine("privbayes").describe(curator_for(codes, domain, 1e4), SILENT)
+    result = make_engine("privbayes", {"score": score}).describe(curator_for(codes, domain, 1e4), SILENT)
     order = [node["attribute"] for node in result.output["network"]]
     for node in result.output["network"]:  # with two parents, the chain neighbours placed before are among them
         a = node["attribute"]
@@ -205,14 +255,37 @@ def test_theta_usefulness_drops_parents_at_tiny_epsilon():
     assert result.output["degree_used"] == 1
 
 
+def test_with_fit_the_network_keeps_the_model_within_its_size_cap():
+    codes, domain = chain_data(20_000)
+    cap = 70 * 8 / 2**20  # 70 float64 cells: room for the chain's 2-way cliques, not for a 3-way one
+    free = make_engine("privbayes", {"fit": True}).describe(curator_for(codes, domain, 1e4), SILENT)
+    assert free.output["degree_used"] == 2  # without the cap the network uses two parents
+    capped = make_engine("privbayes", {"fit": True, "max_model_size": cap}).describe(
+        curator_for(codes, domain, 1e4), SILENT)
+    tables = [(node["attribute"], *node["parents"]) for node in capped.output["network"]]
+    assert model_size_mb(domain, tables) <= cap and capped.output["degree_used"] == 1
+    unfitted = make_engine("privbayes", {"max_model_size": cap}).describe(curator_for(codes, domain, 1e4), SILENT)
+    assert unfitted.output["degree_used"] == 2  # the cap is for the fitter's model only
+
+
 @pytest.mark.parametrize("options,needle", [
     ({"degree": -1}, "degree"), ({"degree": 1.5}, "degree"), ({"theta": 0}, "theta"), ({"theta": -2.0}, "theta"),
     ({"parent_bins": 1}, "parent_bins"), ({"structure_share": 1.0}, "structure_share"),
     ({"max_rows": 0}, "max_rows"), ({"fit": "yes"}, "fit"), ({"k": 2}, "no option"),
+    ({"score": "f"}, "score must be one of mi, r"), ({"max_model_size": 0}, "max_model_size"),
 ])
 def test_bad_options_are_refused(options, needle):
     with pytest.raises(EngineError, match=needle):
         make_engine("privbayes", options)
+
+
+def test_a_degree_of_all_other_columns_or_more_is_refused_before_spending():
+    codes, domain = chain_data(200)  # 5 columns
+    curator = _curator(codes, domain)
+    with pytest.raises(EngineError, match="degree 5 is too large for a table of 5 columns"):
+        make_engine("privbayes", {"degree": 5}).describe(curator, SILENT)
+    assert curator.accountant.ledger == ()
+    make_engine("privbayes", {"degree": 4}).describe(curator, SILENT)  # every other column may be a parent
 
 
 # --- the Bayesian network model ------------------------------------------------------------------
@@ -355,6 +428,15 @@ def test_a_coarse_measurement_must_fit_its_domain():
         Measurement(bad.attrs, bad.values, bad.mechanism, bad.noise_scale, coarsening={name: np.array([0, 2])})
 
 
+@pytest.mark.parametrize("network", [
+    [{"attribute": "age"}], [{"parents": []}], "age", [["age", []]], [{"attribute": 3, "parents": []}]])
+def test_a_malformed_network_is_a_description_error(network):
+    description = describe(mixed_table(500), epsilon=1.0, delta=1e-6, engine="privbayes", seed=1, report_to=None)
+    broken = replace(description, engine_output={**description.engine_output, "network": network})
+    with pytest.raises(DescriptionError, match="network"):
+        generate(broken, rows=10, seed=0)
+
+
 def test_random_engine_spends_nothing_and_needs_rows(tmp_path):
     df = mixed_table(500)
     schema = Schema(columns=(
@@ -376,3 +458,5 @@ def test_random_engine_spends_nothing_and_needs_rows(tmp_path):
     assert chisquare(counts).pvalue > 1e-3  # uniform over the column's codes
     with pytest.raises(EngineError, match="no option"):
         make_engine("random", {"rows": 5})
+    text = inspect_text(loaded)
+    assert "estimated rows: none: nothing was measured" in text and "nan" not in text

@@ -8,10 +8,12 @@ left so the total is spent exactly):
 2. ``structure_share`` of the rest (default 0.3, the paper's β; DataSynthesizer uses ε/2) for
    the structure: the first column is drawn uniformly (public randomness, no cost), then d − 1
    steps each pick an (unplaced column X, parent set Π) pair with the exponential mechanism on
-   n·I(X; Π) (``Curator.select_by_mutual_information``: sensitivity log(max_rows + 1) + 1, see
-   the curator's docstring). Π ranges over the sets of at most ``degree`` placed columns that
-   are θ-useful and maximal (no placed column can join Π and stay θ-useful; mutual information
-   never decreases when a parent is added, so smaller sets would only dilute the choice).
+   a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in the
+   curator's docstring): ``mi``, the count-scaled mutual information n·I(X; Π) that
+   DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 under add/remove), or ``r``, the
+   paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 3, no row bound). Π ranges over the sets of at most ``degree`` placed columns that
+   are θ-useful and maximal (no placed column can join Π and stay θ-useful; neither score
+   decreases when a parent is added, so smaller sets would only dilute the choice).
    A step whose choice cannot depend on the data (one candidate) costs nothing;
 3. the rest for the parameters: the d marginals (X, Π), measured with equal shares (discrete
    Laplace under pure/approximate DP, discrete Gaussian under zCDP, as the curator chooses).
@@ -32,26 +34,31 @@ keeps all its codes. The maps are recorded in each measurement and in the engine
 
 The generator samples from the network directly (``fit = false``, the default), or with
 ``fit = true`` hands the measurements to the graphical-model fitter like ``mst`` and ``aim``.
+Then the junction tree of the network's tables (on the full codes) must stay within
+``max_model_size`` MB: a pair whose table would grow the triangulated model past it is not a
+candidate (public: from the domain and the choices made so far).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from synth.curator import Curator
+from synth.curator import DEPENDENCE_SCORES, Curator
 from synth.engines.base import EngineResult, reject_unknown_options
 from synth.errors import EngineError
 from synth.measurement import Measurement
+from synth.model.junction_tree import model_size_mb
 from synth.privacy import split_budget
 from synth.progress import Progress
 
 DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "structure_share": 0.3,
-                            "max_rows": 10**9, "fit": False}
+                            "max_rows": 10**9, "fit": False, "score": "r",
+                            "max_model_size": 80.0}
 COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
 
 Pair = tuple[str, tuple[str, ...]]
@@ -86,6 +93,12 @@ class PrivBayesEngine:
             raise EngineError(f"theta must be a positive number (the paper uses 4); got {theta!r}.")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
             raise EngineError(f"structure_share must be a number strictly between 0 and 1 (e.g. 0.3); got {share!r}.")
+        if self._options["score"] not in DEPENDENCE_SCORES:
+            raise EngineError(f"score must be one of {', '.join(DEPENDENCE_SCORES)} (mutual information, or the "
+                              f"PrivBayes paper's R); got {self._options['score']!r}.")
+        size = self._options["max_model_size"]
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
+            raise EngineError(f"max_model_size must be a positive number of megabytes; got {size!r}.")
         if not isinstance(self._options["fit"], bool):
             raise EngineError(f"fit must be true or false; got {self._options['fit']!r}.")
 
@@ -95,6 +108,10 @@ class PrivBayesEngine:
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
+        if self._options["degree"] >= len(names):
+            raise EngineError(
+                f"degree {self._options['degree']} is too large for a table of {len(names)} columns: a column "
+                f"can have at most {len(names) - 1} parents. Lower degree in [engine_options].")
         share = self._options["structure_share"]
         measurements: list[Measurement] = []
         if curator.neighbouring.count_is_public:
@@ -130,27 +147,29 @@ class PrivBayesEngine:
         names = curator.domain.names
         # Every score of a pair without parents is 0 whatever the data: the curator draws the
         # first column uniformly and charges nothing.
-        first = names[curator.select_by_mutual_information([(a, ()) for a in names], budget)]
+        first = names[curator.select_by_dependence([(a, ()) for a in names], budget)]
         network: list[Pair] = [(first, ())]
         steps = split_budget(budget, [1.0] * (len(names) - 1)) if len(names) > 1 else []
         for step in progress.track(steps, "choosing the network's parents", len(steps)):
             placed = [child for child, _ in network]
+            tables = [(child, *parents) for child, parents in network]
+
+            def allowed(child: str, parents: tuple[str, ...]) -> bool:
+                cells = curator.domain.size((child,)) * math.prod(parent_sizes[p] for p in parents)
+                return cells <= max_cells and (not self._options["fit"] or model_size_mb(
+                    curator.domain, [*tables, (child, *parents)]) <= self._options["max_model_size"])
+
             candidates = [(child, parents) for child in names if child not in placed
-                          for parents in self._parent_sets(curator.domain.size((child,)), placed,
-                                                           parent_sizes, max_cells)]
-            network.append(candidates[curator.select_by_mutual_information(
-                candidates, step, self._options["max_rows"], coarsening=groups)])
+                          for parents in self._parent_sets(child, placed, allowed)]
+            network.append(candidates[curator.select_by_dependence(
+                candidates, step, self._options["score"], self._options["max_rows"], coarsening=groups)])
         return network
 
-    def _parent_sets(self, child_size: int, placed: Sequence[str], parent_sizes: Mapping[str, int],
-                     max_cells: float) -> list[tuple[str, ...]]:
-        """The maximal θ-useful parent sets of at most ``degree`` placed columns; () when none."""
+    def _parent_sets(self, child: str, placed: Sequence[str],
+                     allowed: Callable[[str, tuple[str, ...]], bool]) -> list[tuple[str, ...]]:
+        """The maximal allowed parent sets of at most ``degree`` placed columns; () when none."""
         degree = min(self._options["degree"], len(placed))
-
-        def fits(parents: tuple[str, ...]) -> bool:
-            return child_size * math.prod(parent_sizes[p] for p in parents) <= max_cells
-
         sets = [parents for k in range(1, degree + 1) for parents in itertools.combinations(placed, k)
-                if fits(parents) and (k == degree or not any(
-                    fits((*parents, q)) for q in placed if q not in parents))]
+                if allowed(child, parents) and (k == degree or not any(
+                    allowed(child, (*parents, q)) for q in placed if q not in parents))]
         return sets or [()]

@@ -6,6 +6,8 @@ the fitted model's, i.e. the noisy measurements after post-processing.
 
 from __future__ import annotations
 
+import math
+
 from synth.description import Description
 from synth.manifest import guarantee_statement
 from synth.generate import fit_model
@@ -39,7 +41,8 @@ def inspect_text(description: Description) -> str:
         lines.append(f"  {e.index:>3}  {e.mechanism:<18} {e.query[:44]:<44} {e.sensitivity:>6.3g} "
                      f"{e.noise_scale:>9.4g}  {_format_cost(e.cost)}")
     model = fit_model(description)
-    lines += ["", f"estimated rows: {model.total:,.0f} (noisy)", "", "columns (noisy distributions):"]
+    estimate = f"{model.total:,.0f} (noisy)" if math.isfinite(model.total) else "none: nothing was measured"
+    lines += ["", f"estimated rows: {estimate}", "", "columns (noisy distributions):"]
     for column in description.schema.columns:
         marginal = model.marginal([column.name])
         p = marginal / marginal.sum()  # graphical models give counts, product models shares

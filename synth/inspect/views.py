@@ -20,6 +20,7 @@ from synth.description import Description
 from synth.errors import DescriptionError
 from synth.evaluate.association import cramers_v
 from synth.generate import Model
+from synth.model.bayesian_network import network_structure
 from synth.model.compression import expand_marginal
 from synth.model.estimation import combine_measurements
 from synth.progress import SILENT, Progress
@@ -101,17 +102,11 @@ def _network(network: Any, names: Sequence[str]) -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(names)
     known = set(names)
-    try:
-        for node in network:
-            child, parents = node["attribute"], list(node["parents"])
-            if child not in known or not known.issuperset(parents):
-                raise ValueError(f"it names columns the schema lacks ({[child, *parents]})")
-            graph.add_edges_from((parent, child) for parent in parents)
-    except (TypeError, KeyError, ValueError) as exc:
-        raise DescriptionError(
-            f"the engine output's 'network' is malformed ({exc}); it must be a list of "
-            '{"attribute": column, "parents": [columns]}. Use the Description exactly as synth wrote it.'
-        ) from exc
+    for child, parents in network_structure(network):
+        if child not in known or not known.issuperset(parents):
+            raise DescriptionError(f"the engine output's 'network' names columns the schema lacks "
+                                   f"({[child, *parents]}); use the Description exactly as synth wrote it.")
+        graph.add_edges_from((parent, child) for parent in parents)
     if not nx.is_directed_acyclic_graph(graph):
         raise DescriptionError("the engine output's 'network' has a cycle, so it is not a Bayesian "
                                "network; the file is inconsistent. Use it exactly as synth wrote it.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,21 @@ class BayesianNetwork:
                         table = np.take(table, mapping, axis=axis)
                 factors.append(((*c.parents, c.attribute), table))
         return self.total * eliminate(self.domain, factors, attrs)
+
+
+def network_structure(network: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """(attribute, parents) pairs of a Description's network, given as
+    [{"attribute": column, "parents": [columns]}, ...]; DescriptionError if it is not that shape."""
+    try:
+        pairs = [(node["attribute"], tuple(node["parents"])) for node in network]
+        if not all(isinstance(name, str) for pair in pairs for name in (pair[0], *pair[1])):
+            raise TypeError("names must be strings")
+    except (TypeError, KeyError) as error:
+        raise DescriptionError(
+            f"the engine output's 'network' is malformed ({error}); it must be a list of "
+            '{"attribute": column, "parents": [columns]}. Use the Description exactly as synth wrote it.'
+        ) from error
+    return pairs
 
 
 def network_from_measurements(domain: Domain, network: Sequence[tuple[str, Sequence[str]]],
