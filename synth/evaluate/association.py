@@ -75,16 +75,20 @@ def associations(table: Table, tables: Tables) -> Associations:
     d = len(schema.columns)
     main, spearman = np.full((d, d), math.nan), np.full((d, d), math.nan)
     ranks = {j: rankdata(v, nan_policy="omit") for j, v in table.values.items()}  # NaN stays NaN
+    finite = {j: np.isfinite(v) for j, v in table.values.items()}
+    present = {j: None if f.all() else np.flatnonzero(f) for j, f in finite.items()}  # rows with a value
+    values = {j: v if present[j] is None else v[present[j]] for j, v in table.values.items()}
     for i, j in itertools.combinations(range(d), 2):
         numeric_i, numeric_j = i in table.values, j in table.values
         if numeric_i and numeric_j:
-            both = np.isfinite(table.values[i]) & np.isfinite(table.values[j])
+            both = finite[i] & finite[j]
             main[i, j] = main[j, i] = _correlation(table.values[i][both], table.values[j][both])
             spearman[i, j] = spearman[j, i] = _correlation(ranks[i][both], ranks[j][both])
         elif numeric_i or numeric_j:
             numeric, category = (i, j) if numeric_i else (j, i)
-            main[i, j] = main[j, i] = correlation_ratio(table.codes[:, category], table.values[numeric],
-                                                        schema.columns[category].size)
+            rows = present[numeric]
+            codes = table.codes[:, category] if rows is None else table.codes[rows, category]
+            main[i, j] = main[j, i] = correlation_ratio(codes, values[numeric], schema.columns[category].size)
         else:
             joint = marginal_counts(table.codes, schema.sizes, (i, j)).reshape(schema.sizes[i], schema.sizes[j])
             main[i, j] = main[j, i] = cramers_v(joint.astype(float))

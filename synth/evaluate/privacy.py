@@ -81,7 +81,8 @@ def _nearest(reference: np.ndarray, queries: np.ndarray) -> np.ndarray:
 def privacy_diagnostics(tables: Tables, split: Split, rng: np.random.Generator) -> PrivacyDiagnostics:
     """Exact matches, distances to the closest record and rare-combination reproduction."""
     schema, original, synthetic = tables.schema, tables.original, tables.synthetic
-    reference_hashes = _row_hashes(original.codes[split.reference])
+    reference_codes = original.codes[split.reference]
+    reference_hashes = _row_hashes(reference_codes)
     exact = {"synthetic": float(np.isin(_row_hashes(synthetic.codes), reference_hashes).mean()),
              "holdout": float(np.isin(_row_hashes(original.codes[split.holdout]), reference_hashes).mean())}
 
@@ -100,7 +101,6 @@ def privacy_diagnostics(tables: Tables, split: Split, rng: np.random.Generator) 
                "holdout": original.codes[sample_rows(split.holdout, sample, rng)]}
     rare_total = 0
     present = {"synthetic": 0, "holdout": 0}
-    reference_codes = original.codes[split.reference]
     for positions in marginals:
         counts = marginal_counts(reference_codes, schema.sizes, positions)
         rare = (counts >= 1) & (counts <= RARE_MAX_ROWS)

@@ -24,7 +24,7 @@ from synth.errors import DataError
 from synth.evaluate.features import fit_features, native
 from synth.evaluate.tables import Split, Table, Tables, sample_rows
 
-MAX_TRAIN_ROWS = 20_000
+MAX_TRAIN_ROWS = 10_000
 MAX_TREE_CATEGORIES = 255  # histogram trees take categorical columns with at most this many codes
 CLASSIFICATION, REGRESSION = "classification", "regression"
 LINEAR, TREES = "linear", "gradient-boosted trees"
