@@ -129,9 +129,7 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
         check_writable(path, force)
     if description is not None and not isinstance(description, Description):
         description = load_description(description)
-    markers = description.schema.missing_markers if description is not None else missing_markers
-    evaluation = _evaluate(original, synthetic, description.schema if description else None, markers,
-                           target, seed, progress)
+    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description)
     if json_path is not None:
         atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
     if report is not None:

@@ -11,12 +11,13 @@ differentially private and is for the data owner.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from synth.description import Description
 from synth.evaluate.association import AssociationComparison, compare_associations
 from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statistic, marginal_cap, marginal_errors
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
@@ -65,6 +66,7 @@ class Evaluation:
     synthetic_rows: int
     notes: tuple[str, ...]
     seed: int
+    release: dict[str, Any] | None = None  # the Description's budget and ledger, when one was given
 
     def marginal(self, k: int) -> MarginalErrors | None:
         return next((m for m in self.marginals if m.k == k), None)
@@ -115,6 +117,7 @@ class Evaluation:
             "utility": {"queries": self.queries.to_dict(),
                         "ml": None if self.utility is None else self.utility.to_dict()},
             "privacy": self.privacy.to_dict(),
+            "release": self.release,
         }
 
     def lines(self) -> list[str]:
@@ -208,11 +211,23 @@ def _evaluate_tables(tables: Tables, target: str | None, seed: int, progress: Pr
                       tables.original.rows, tables.synthetic.rows, tuple(notes), seed)
 
 
+def _release(description: Description) -> dict[str, Any]:
+    privacy = description.privacy
+    return {"engine": description.engine, "budget": privacy["budget"], "spent": privacy["spent"],
+            "neighbouring": description.neighbouring, "end_to_end_dp": description.end_to_end_dp,
+            "seeded": description.seeded, "ledger_totals": description.ledger_totals(),
+            "ledger": [e.to_dict() for e in description.ledger]}
+
+
 def evaluate(original: TableLike, synthetic: TableLike, schema: Schema | None = None,
              missing_markers: tuple[str, ...] = ("",), target: str | None = None, seed: int = 0,
-             progress: Progress = SILENT) -> Evaluation:
-    """Compare ``synthetic`` with ``original`` (DataFrames or CSV/Parquet paths) on ``schema`` (drafted
-    from the original when None). DataError on different columns or kinds, an empty table, or a
-    target that is absent or constant."""
+             progress: Progress = SILENT, description: Description | None = None) -> Evaluation:
+    """Compare ``synthetic`` with ``original`` (DataFrames or CSV/Parquet paths) on ``schema`` (the
+    ``description``'s when one is given, else drafted from the original when None); a Description's
+    budget and ledger are kept in the result. DataError on different columns or kinds, an empty
+    table, or a target that is absent or constant."""
+    if description is not None:
+        schema, missing_markers = description.schema, description.schema.missing_markers
     tables = load_tables(original, synthetic, schema, missing_markers, target, seed, progress)
-    return evaluate_tables(tables, target, seed, progress)
+    evaluation = evaluate_tables(tables, target, seed, progress)
+    return evaluation if description is None else replace(evaluation, release=_release(description))
