@@ -14,6 +14,7 @@ from scipy.stats import ks_2samp, pearsonr, spearmanr
 
 from synth.errors import DataError
 from synth.evaluate import evaluate
+from synth.evaluate import fidelity
 from synth.evaluate import tables as tables_module
 from synth.evaluate.association import correlation_ratio, cramers_v
 from synth.evaluate.fidelity import choose_marginals, kmarginal_score, ks_statistic, marginal_tvd, tvds
@@ -63,6 +64,15 @@ def test_two_way_tvd_and_kmarginal_score_on_adult_agree_with_a_hand_computation(
     # SDNist: (2 - mean L1 distance of the 2-way marginal densities) * 500
     assert result.kmarginal_score == pytest.approx((2 - np.mean([2 * t for t in hand])) * 500, abs=1e-9)
     assert result.to_dict()["fidelity"]["kmarginal"]["score"] == pytest.approx(result.kmarginal_score)
+
+
+def test_wide_marginals_are_counted_over_occupied_cells_with_the_same_tvd(monkeypatch):
+    rng = np.random.default_rng(3)
+    original, synthetic = rng.integers(0, 40, (500, 3)), rng.integers(0, 30, (300, 3))
+    marginals = [(0, 1), (0, 1, 2), (1, 2)]
+    dense = tvds(original, synthetic, (40, 40, 40), marginals)
+    monkeypatch.setattr(fidelity, "DENSE_CELLS", 100)  # every marginal above: sparse counting
+    assert tvds(original, synthetic, (40, 40, 40), marginals) == pytest.approx(dense, abs=1e-12)
 
 
 def test_kmarginal_score_scale():

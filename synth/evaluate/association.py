@@ -4,7 +4,9 @@ Each pair gets the measure that fits its kinds: Pearson's correlation for two nu
 (Spearman's rank correlation is computed next to it), Cramér's V for two categorical ones (missing
 is a category), and the correlation ratio η for a numeric and a categorical column. Numeric pairs
 use the rows where both values are present; for Spearman each column is ranked once over its
-present values (so it equals the textbook coefficient when neither column has missing values). Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
+present values (so it equals the textbook coefficient when neither column has missing values).
+Cramér's V is left undefined (NaN) for a pair of categorical columns with more than
+``fidelity.DENSE_CELLS`` cells together. Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
 (Cramér's V, η). Computed on the original data: NOT differentially private.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from synth.evaluate.fidelity import marginal_counts
+from synth.evaluate.fidelity import DENSE_CELLS, marginal_counts
 from synth.evaluate.tables import Table, Tables
 
 PEARSON, SPEARMAN, CRAMERS_V, ETA = "pearson", "spearman", "cramers_v", "correlation_ratio"
@@ -89,7 +91,7 @@ def associations(table: Table, tables: Tables) -> Associations:
             rows = present[numeric]
             codes = table.codes[:, category] if rows is None else table.codes[rows, category]
             main[i, j] = main[j, i] = correlation_ratio(codes, values[numeric], schema.columns[category].size)
-        else:
+        elif schema.sizes[i] * schema.sizes[j] <= DENSE_CELLS:  # wider pairs are left undefined (NaN)
             joint = marginal_counts(table.codes, schema.sizes, (i, j)).reshape(schema.sizes[i], schema.sizes[j])
             main[i, j] = main[j, i] = cramers_v(joint.astype(float))
     return Associations(main, spearman)

@@ -22,11 +22,27 @@ MAX_MARGINALS = 500  # k-way marginals scored per k; more are sampled uniformly 
 MIN_MARGINALS = 100
 ROW_BUDGET = 200_000_000  # rows read per k (each marginal reads every row of both tables)
 KMARGINAL_SCALE = 1000.0
+DENSE_CELLS = 1 << 22  # marginals with more cells are counted over the cells some row falls in
 
 
 def marginal_counts(codes: np.ndarray, sizes: Sequence[int], positions: Sequence[int]) -> np.ndarray:
     """Row counts of every cell of the columns at ``positions`` (flattened, C order)."""
     return np.bincount(_flat_codes(codes, sizes, positions), minlength=int(np.prod([sizes[p] for p in positions])))
+
+
+def aligned_counts(flats: Sequence[np.ndarray], cells: int) -> list[np.ndarray]:
+    """Row counts per cell of each table's flat cell indices, on common cells: all ``cells`` when
+    there are at most DENSE_CELLS, else only the cells that some table's rows fall in."""
+    if cells <= DENSE_CELLS:
+        return [np.bincount(flat, minlength=cells) for flat in flats]
+    occupied, inverse = np.unique(np.concatenate(flats), return_inverse=True)
+    pieces = np.split(inverse, np.cumsum([flat.size for flat in flats])[:-1])
+    return [np.bincount(piece, minlength=occupied.size) for piece in pieces]
+
+
+def table_counts(tables: Sequence[np.ndarray], sizes: Sequence[int], positions: Sequence[int]) -> list[np.ndarray]:
+    """``aligned_counts`` of the marginal over ``positions`` in each code matrix of ``tables``."""
+    return aligned_counts([_flat_codes(t, sizes, positions) for t in tables], int(np.prod([sizes[p] for p in positions])))
 
 
 def choose_marginals(columns: int, k: int, rng: np.random.Generator,
@@ -61,10 +77,9 @@ def tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
             heads = (_flat_codes(original, sizes, prefix), _flat_codes(synthetic, sizes, prefix)) if prefix else (
                 np.zeros(original.shape[0], dtype=np.int64), np.zeros(synthetic.shape[0], dtype=np.int64))
         last = positions[-1]
-        cells = int(np.prod([sizes[p] for p in positions]))
-        shares = [np.bincount(head * sizes[last] + codes[:, last], minlength=cells) / max(codes.shape[0], 1)
-                  for head, codes in zip(heads, (original, synthetic))]
-        out[i] = 0.5 * float(np.abs(shares[0] - shares[1]).sum())
+        counts = aligned_counts([head * sizes[last] + codes[:, last] for head, codes in zip(heads, (original, synthetic))],
+                                int(np.prod([sizes[p] for p in positions])))
+        out[i] = 0.5 * float(np.abs(counts[0] / max(original.shape[0], 1) - counts[1] / max(synthetic.shape[0], 1)).sum())
     return out
 
 

@@ -30,7 +30,7 @@ import pandas as pd
 from sklearn.metrics import pairwise_distances_argmin_min
 
 from synth.evaluate.features import fit_features
-from synth.evaluate.fidelity import choose_marginals, marginal_counts
+from synth.evaluate.fidelity import choose_marginals, table_counts
 from synth.evaluate.tables import Split, Tables, sample_rows
 
 DCR_QUERIES = 2_000
@@ -102,11 +102,11 @@ def privacy_diagnostics(tables: Tables, split: Split, rng: np.random.Generator) 
     rare_total = 0
     present = {"synthetic": 0, "holdout": 0}
     for positions in marginals:
-        counts = marginal_counts(reference_codes, schema.sizes, positions)
+        counts, *found = table_counts([reference_codes, *samples.values()], schema.sizes, positions)
         rare = (counts >= 1) & (counts <= RARE_MAX_ROWS)
         rare_total += int(rare.sum())
-        for which, codes in samples.items():
-            present[which] += int((rare & (marginal_counts(codes, schema.sizes, positions) > 0)).sum())
+        for which, sample_counts in zip(samples, found):
+            present[which] += int((rare & (sample_counts > 0)).sum())
     reproduced = {which: (count / rare_total if rare_total else 0.0) for which, count in present.items()}
     return PrivacyDiagnostics(exact, dcr, int(reference.size), rare_total, reproduced, len(marginals), sample,
                               int(split.holdout.size), int(split.reference.size))
