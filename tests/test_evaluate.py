@@ -81,6 +81,13 @@ def test_kmarginal_score_scale():
     assert kmarginal_score(np.array([0.1, 0.3])) == pytest.approx(800.0)
 
 
+def test_marginal_caps_sample_long_tables_but_keep_every_pair():
+    assert fidelity.marginal_cap(60_000, 3) == 500  # Adult-sized: all 455 3-way marginals
+    assert fidelity.marginal_cap(2_000_000, 3) == 100  # two 1M-row tables
+    assert fidelity.marginal_cap(10**9, 3) == fidelity.MIN_MARGINALS
+    assert fidelity.marginal_cap(2_000_000, 2) == 500  # the k-marginal score sees every pair
+
+
 def test_choose_marginals_caps_with_a_uniform_sample():
     rng = np.random.default_rng(0)
     assert choose_marginals(5, 3, rng) == list(itertools.combinations(range(5), 3))

@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from synth.description import Description
 from synth.evaluate.association import AssociationComparison, compare_associations
-from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statistic, marginal_cap, marginal_errors
+from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statistic, marginal_errors
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
 from synth.evaluate.projection import Projection, project
 from synth.evaluate.queries import QueryErrors, query_errors
@@ -106,7 +106,6 @@ class Evaluation:
             "fidelity": {
                 "columns": {c.name: c.to_dict() for c in self.columns},
                 "marginals": {str(m.k): m.to_dict() for m in self.marginals},
-                "marginal_cap": marginal_cap(self.original_rows + self.synthetic_rows),
                 "kmarginal": None if self.kmarginal_score is None else {
                     "score": self.kmarginal_score, "scale": "0 (disjoint) to 1000 (identical)",
                     "definition": "NIST SDNist: (2 - mean over 2-way marginals of the L1 distance between "
@@ -204,7 +203,7 @@ def _evaluate_tables(tables: Tables, target: str | None, seed: int, progress: Pr
     privacy = privacy_diagnostics(tables, split, rng)
     notes = list(tables.notes)
     notes.extend(f"{m.k}-way marginals: {m.tvds.size} of {m.total} scored, a uniform sample (the cap for "
-                 f"{tables.original.rows + tables.synthetic.rows:,} rows in all)." for m in marginals if m.sampled)
+                 f"{tables.original.rows + tables.synthetic.rows:,} rows in all is {m.cap})." for m in marginals if m.sampled)
     if target is None:
         notes.append("No --target given: ML utility was not measured.")
     return Evaluation(columns, marginals, associations, projection, queries, utility, privacy,

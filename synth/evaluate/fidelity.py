@@ -4,8 +4,10 @@ Kolmogorov–Smirnov statistics.
 Marginal inputs are code matrices of the original and the synthetic table under one schema. Each
 k-way marginal is counted over every row. When a table has more k-way marginals than its cap, a
 uniform random sample of that many is scored and the sample size is reported with the result. The
-cap is ``MAX_MARGINALS``, lowered for long tables so that one k reads at most ``ROW_BUDGET`` rows
-in all (for two tables of 1,000,000 rows: 100 marginals), and never below ``MIN_MARGINALS``. These metrics read the original data:
+cap is ``MAX_MARGINALS``; for k ≥ 3 it is lowered for long tables so that one k reads at most
+``ROW_BUDGET`` rows in all (for two tables of 1,000,000 rows: 100 marginals), never below
+``MIN_MARGINALS``. 2-way marginals keep the full cap, so the k-marginal score covers every pair of
+up to 32 columns, as NIST's does. These metrics read the original data:
 their results are NOT differentially private and are for the data owner.
 """
 
@@ -115,6 +117,7 @@ class MarginalErrors:
     k: int
     tvds: np.ndarray
     total: int  # how many k-way marginals the table has
+    cap: int  # at most this many were scored
 
     @property
     def sampled(self) -> bool:
@@ -123,16 +126,17 @@ class MarginalErrors:
     def to_dict(self) -> dict[str, float | int | bool]:
         return {"k": self.k, "mean_tvd": float(self.tvds.mean()), "max_tvd": float(self.tvds.max()),
                 "median_tvd": float(np.median(self.tvds)), "scored": int(self.tvds.size),
-                "of": self.total, "sampled": self.sampled}
+                "of": self.total, "cap": self.cap, "sampled": self.sampled}
 
 
-def marginal_cap(rows: int) -> int:
+def marginal_cap(rows: int, k: int) -> int:
     """How many k-way marginals to score for tables of ``rows`` rows (both tables together)."""
-    return int(np.clip(ROW_BUDGET // max(rows, 1), MIN_MARGINALS, MAX_MARGINALS))
+    return MAX_MARGINALS if k <= 2 else int(np.clip(ROW_BUDGET // max(rows, 1), MIN_MARGINALS, MAX_MARGINALS))
 
 
 def marginal_errors(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int,
                     rng: np.random.Generator) -> MarginalErrors:
     """TVD over the k-way marginals (a uniform sample above ``marginal_cap``)."""
-    chosen = choose_marginals(len(sizes), k, rng, marginal_cap(original.shape[0] + synthetic.shape[0]))
-    return MarginalErrors(k, tvds(original, synthetic, sizes, chosen), math.comb(len(sizes), k))
+    cap = marginal_cap(original.shape[0] + synthetic.shape[0], k)
+    chosen = choose_marginals(len(sizes), k, rng, cap)
+    return MarginalErrors(k, tvds(original, synthetic, sizes, chosen), math.comb(len(sizes), k), cap)
