@@ -39,18 +39,43 @@ def child(argv: list[str]) -> None:
     start = time.perf_counter()
     code = main(argv)
     seconds = time.perf_counter() - start
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"exit": code, "seconds": seconds, "peak_mib": peak_mib}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"exit": code, "seconds": seconds, "peak_mib": usage.ru_maxrss / 1024,
+                      "cpu_seconds": usage.ru_utime + usage.ru_stime}))
 
 
 def measure(argv: list[str]) -> dict:
-    """Run one case in a fresh process: its in-process time, whole-process time and peak memory."""
+    """Run one case in a fresh process: its in-process time, whole-process time, processor time (user +
+    system, all threads), peak memory, and the machine's 1-minute load average when it started."""
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--child", *argv], capture_output=True, text=True, check=False)
     process_seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"benchmark case failed: {' '.join(argv)}\n{done.stderr}")
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_seconds": process_seconds}
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_seconds": process_seconds, "load": load}
+
+
+TIMING_HEAD = ["| case | command (s) | whole process incl. imports (s) | processor time (s) | peak memory (MiB) |",
+               "| --- | ---: | ---: | ---: | ---: |"]
+
+
+def timing_row(label: str, result: dict) -> str:
+    """One row of a RESULTS.md timing table (see TIMING_HEAD)."""
+    return (f"| {label} | {result['seconds']:.1f} | {result['process_seconds']:.1f} | {result['cpu_seconds']:.1f} "
+            f"| {result['peak_mib']:.0f} |")
+
+
+def timing_heading(title: str, command: str) -> list[str]:
+    """The heading of a RESULTS.md section (title, UTC date, machine, command) and its table head."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [f"\n## {title} — {stamp}\n", f"Machine: {machine()}. Command: {command}\n", *TIMING_HEAD]
+
+
+def print_timing(label: str, result: dict) -> None:
+    print(f"{label}: {result['seconds']:.1f} s ({result['process_seconds']:.1f} s with start-up, "
+          f"{result['cpu_seconds']:.1f} s of processor time, load {result['load']:.1f}), "
+          f"peak {result['peak_mib']:.0f} MiB", flush=True)
 
 
 def demo_paths() -> tuple[Path, Path]:
@@ -107,31 +132,27 @@ def main(only: str | None) -> None:
     for label, argv in cases:
         result = measure(argv)
         rows.append((label, result))
-        print(f"{label}: {result['seconds']:.1f} s ({result['process_seconds']:.1f} s with start-up), "
-              f"peak {result['peak_mib']:.0f} MiB", flush=True)
+        print_timing(label, result)
     evaluated = any(str(OUT / "demo") in argv for _, argv in cases)  # the evaluation scores that case's output
     evaluation = None if not evaluated else measure(["evaluate", str(csv), str(OUT / "demo" / "synthetic.csv"), "--description",
                           str(OUT / "demo" / "description.json"), "--json", str(OUT / "demo_eval.json"),
                           "--force", "--quiet"])
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"\n## `synth run` time and peak memory — {stamp}\n",
-        f"Machine: {machine()}. Command: `python benchmarks/{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}`. Each case is a fresh "
-        "process; peak memory is its maximum resident set size (includes the Python interpreter, "
-        "pandas and OpenDP).\n",
-        "| case | command (s) | whole process incl. imports (s) | peak memory (MiB) |",
-        "| --- | ---: | ---: | ---: |",
-        *[f"| {label} | {r['seconds']:.1f} | {r['process_seconds']:.1f} | {r['peak_mib']:.0f} |" for label, r in rows],
+        *timing_heading("`synth run` time and peak memory",
+                        f"`python benchmarks/{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}`. Each case is a "
+                        "fresh process; peak memory is its maximum resident set size (includes the Python "
+                        "interpreter, pandas and OpenDP)."),
+        *[timing_row(label, r) for label, r in rows],
     ]
     if evaluation is not None:
-        summary = json.loads((OUT / "demo_eval.json").read_text())["summary"]
+        metrics = json.loads((OUT / "demo_eval.json").read_text())
+        summary, two_way = metrics["summary"], metrics["fidelity"]["marginals"]["2"]
         lines += [
-            f"| evaluate (demo original vs synthetic) | {evaluation['seconds']:.1f} | "
-            f"{evaluation['process_seconds']:.1f} | {evaluation['peak_mib']:.0f} |",
+            timing_row("evaluate (demo original vs synthetic)", evaluation),
             "",
             f"Utility of the first case (engine independent, ε = 1): mean 1-way TVD "
-            f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {summary['two_way']['mean_tvd']:.4f} "
-            f"(max {summary['two_way']['max_tvd']:.4f}) over {summary['two_way']['marginals']} marginals, "
+            f"{summary['mean_column_tvd']:.4f}, mean 2-way TVD {two_way['mean_tvd']:.4f} "
+            f"(max {two_way['max_tvd']:.4f}) over {two_way['scored']} marginals, "
             "on the profile's discretisation.",
         ]
     lines.append("")

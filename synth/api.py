@@ -6,6 +6,7 @@ this module except ``synth.cli`` and the package's ``__init__``.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -17,9 +18,9 @@ import pandas as pd
 from synth.describer import describe as _describe
 from synth.description import Description, load_description, save_description
 from synth.errors import BudgetError
-from synth.evaluate import Evaluation
+from synth.evaluate import Evaluation, write_report
 from synth.evaluate import evaluate as _evaluate
-from synth.files import check_writable, staged_release
+from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generate import generate
 from synth.manifest import build_manifest, save_manifest
 from synth.profile import Profile, load_profile
@@ -113,11 +114,27 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
 
 
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,
-             missing_markers: tuple[str, ...] = ("",)) -> Evaluation:
-    """Compare a synthetic table with the original (NOT a DP output: it reads the original)."""
+             missing_markers: tuple[str, ...] = ("",), *, target: str | None = None, seed: int = 0,
+             report: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None,
+             force: bool = False, progress: Progress = SILENT) -> Evaluation:
+    """Compare a synthetic table with the original (NOT a DP output: it reads the original).
+
+    Tables are DataFrames or CSV/Parquet paths (large files are read in chunks). The Description, when
+    given, supplies the discretisation and the ledger shown in the report. ``target`` names the
+    column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
+    (refused if they exist, unless ``force``), both checked before any work.
+    """
+    outputs = [Path(p) for p in (report, json_path) if p is not None]
+    for path in outputs:
+        check_writable(path, force)
     if description is not None and not isinstance(description, Description):
         description = load_description(description)
-    markers = description.schema.missing_markers if description is not None else missing_markers
-    frames = [d if isinstance(d, pd.DataFrame) else read_table(d, markers) for d in (original, synthetic)]
-    return _evaluate(frames[0], frames[1], schema=description.schema if description else None,
-                     missing_markers=markers)
+    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description)
+    if json_path is not None:
+        atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
+    if report is not None:
+        sources = {which: ("a DataFrame" if isinstance(table, pd.DataFrame) else os.fspath(table))
+                   for which, table in (("original", original), ("synthetic", synthetic))}
+        progress.message(f"writing the report to {report}")
+        write_report(evaluation, report, description, sources, force, progress)
+    return evaluation

@@ -8,7 +8,6 @@ Ctrl-C exits with 130 and leaves no half-written file (outputs are written atomi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -17,13 +16,14 @@ from pathlib import Path
 from synth import api
 from synth.description import load_description, save_description
 from synth.errors import SynthError
-from synth.files import atomic_write_text, check_writable
+from synth.files import check_writable
 from synth.generate import FIT_ITERATIONS
 from synth.inspect import inspect_report, inspect_text
 from synth.profile import draft_profile, save_profile
 from synth.progress import Progress
 from synth.tableio import read_table, write_table
 
+DEMO_TARGET = "income"
 SEEDED_WARNING = ("warning: --seed makes the noise reproducible; such a release is for tests and "
                   "benchmarks only and must not be shared (the Description records it as seeded).")
 
@@ -109,8 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
     p.add_argument("original", type=Path)
     p.add_argument("synthetic", type=Path)
-    p.add_argument("--description", type=Path, help="Description of the release (gives the discretisation)")
+    p.add_argument("--description", type=Path, help="Description of the release (gives the discretisation and "
+                   "the ledger shown in the report)")
+    p.add_argument("--target", metavar="COLUMN", help="column that ML utility predicts (classification for a "
+                   "categorical or boolean column, regression for a numeric one)")
+    p.add_argument("--report", type=Path, metavar="PATH", help="write a self-contained HTML report")
     p.add_argument("--json", type=Path, help="write every metric to this JSON file")
+    p.add_argument("--seed", type=int, default=0, help="seed of the samples the metrics draw (default 0)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing (repeatable)")
     _add_common(p)
@@ -121,11 +126,11 @@ def _markers(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(["", *(args.missing or [])]))
 
 
-def _print_evaluation(evaluation: api.Evaluation, json_path: Path | None, force: bool, quiet: bool) -> None:
-    if not quiet:
-        print("\n".join(evaluation.lines()))
-    if json_path is not None:
-        atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
+def _print_evaluation(evaluation: api.Evaluation, report: Path | None, json_path: Path | None) -> None:
+    print("\n".join(evaluation.lines()))
+    for what, path in (("report", report), ("metrics (JSON)", json_path)):
+        if path is not None:
+            print(f"wrote the evaluation {what} to {path}")
 
 
 def _summarise_run(result: api.RunResult) -> None:
@@ -143,10 +148,12 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
         result = api.run(csv, args.out, toml, epsilon=args.epsilon, seed=args.seed, force=args.force,
                          progress=progress, report_to=None if args.quiet else sys.stderr)
         progress.message("evaluating the synthetic table against the original")
-        evaluation = api.evaluate(csv, result.files["synthetic"], result.description)
+        report, json_path = args.out / "evaluation.html", args.out / "evaluation.json"
+        evaluation = api.evaluate(csv, result.files["synthetic"], result.description, target=DEMO_TARGET,
+                                  report=report, json_path=json_path, force=args.force, progress=progress)
     if not args.quiet:
         _summarise_run(result)
-    _print_evaluation(evaluation, args.out / "evaluation.json", args.force, args.quiet)
+        _print_evaluation(evaluation, report, json_path)
 
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
@@ -195,8 +202,11 @@ def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
-    evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args))
-    _print_evaluation(evaluation, args.json, args.force, args.quiet)
+    evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args),
+                              target=args.target, seed=args.seed, report=args.report, json_path=args.json,
+                              force=args.force, progress=progress)
+    if not args.quiet:
+        _print_evaluation(evaluation, args.report, args.json)
 
 
 COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, "generate": cmd_generate,

@@ -610,7 +610,11 @@ def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] =
 
 
 def _encode_numeric(column: Column, series: pd.Series, markers: Sequence[str]) -> tuple[np.ndarray, ColumnCounts]:
-    values, missing = parse_values(series, column.kind, markers)
+    return encode_parsed(column, *parse_values(series, column.kind, markers))
+
+
+def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, ColumnCounts]:
+    """Codes of a numeric or datetime column from its ``parse_values`` output, and what was changed."""
     codes = np.full(len(values), column.missing_code, dtype=np.int32)
     readable = ~np.isnan(values)
     v = values[readable]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import csv
 import gzip
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -88,16 +89,23 @@ def _mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFr
     return out
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _csv_options(path: Path) -> dict:
+    """pandas.read_csv arguments for ``path``: its delimiter, every cell as text, nothing guessed."""
     header = _header(path)
     delimiter = _delimiter(header)
     names = next(csv.reader([header], delimiter=delimiter))
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise DataError(f"{path}: the header names column(s) {repeated} more than once; give each column its own name.")
+    return {"sep": delimiter, "dtype": str, "keep_default_na": False, "na_filter": False,
+            "encoding": "utf-8-sig", "compression": "infer"}
+
+
+@contextmanager
+def _csv_errors(path: Path, delimiter: str) -> Iterator[None]:
+    """Turn pandas' reading errors into InputFileError with a hint."""
     try:
-        return pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False, na_filter=False,
-                           encoding="utf-8-sig", compression="infer")
+        yield
     except UnicodeDecodeError:
         raise InputFileError(f"{path} is not UTF-8 text. Save it as UTF-8 (CSV UTF-8) and try again.") from None
     except pd.errors.ParserError as exc:
@@ -109,6 +117,12 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise InputFileError(f"cannot read {path} ({type(exc).__name__}); check that it is a complete CSV file.") from None
 
 
+def _read_csv(path: Path) -> pd.DataFrame:
+    options = _csv_options(path)
+    with _csv_errors(path, options["sep"]):
+        return pd.read_csv(path, **options)
+
+
 def parquet_available() -> bool:
     """Whether pyarrow is installed (the ``parquet`` extra), so Parquet files can be read and written."""
     try:
@@ -118,15 +132,36 @@ def parquet_available() -> bool:
     return True
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _require_pyarrow(path: Path) -> None:
     if not parquet_available():
         raise InputFileError(
             f"reading {path} needs pyarrow. Install it (pip install 'synth[parquet]') or convert the file to CSV."
-        ) from None
+        )
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    _require_pyarrow(path)
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as exc:
         raise InputFileError(f"cannot read {path} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
+
+
+def _checked_path(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(f"no file at {p}; check the path.")
+    if p.stat().st_size == 0:
+        raise InputFileError(f"{p} is empty; pass a file with a header line and rows.")
+    return p
+
+
+def _checked_frame(df: pd.DataFrame, p: Path, missing_markers: Iterable[str]) -> pd.DataFrame:
+    if df.shape[1] == 0:
+        raise DataError(f"{p} has no columns; pass a table with a header line.")
+    if df.shape[0] == 0:
+        raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
+    return _mark_missing(df, missing_markers)
 
 
 def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame:
@@ -135,17 +170,43 @@ def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("
     InputFileError: no such file, unreadable, empty, unknown file type. DataError: a header but no
     rows, no columns, or a column named twice.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputFileError(f"no file at {p}; check the path.")
-    if p.stat().st_size == 0:
-        raise InputFileError(f"{p} is empty; pass a file with a header line and rows.")
+    p = _checked_path(path)
     df = _read_parquet(p) if _format(p, InputFileError) == "parquet" else _read_csv(p)
-    if df.shape[1] == 0:
-        raise DataError(f"{p} has no columns; pass a table with a header line.")
-    if df.shape[0] == 0:
+    return _checked_frame(df, p, missing_markers)
+
+
+def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """The file's rows, at most ``chunk_rows`` at a time, as read (no missing-value marking)."""
+    if _format(p, InputFileError) == "parquet":
+        _require_pyarrow(p)
+        import pyarrow.parquet as pq
+
+        try:
+            for batch in pq.ParquetFile(p).iter_batches(batch_size=chunk_rows):
+                yield batch.to_pandas()
+        except (OSError, ValueError) as exc:
+            raise InputFileError(f"cannot read {p} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
+        return
+    options = _csv_options(p)
+    with _csv_errors(p, options["sep"]):
+        yield from pd.read_csv(p, chunksize=chunk_rows, **options)
+
+
+def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
+                      missing_markers: Iterable[str] = ("",)) -> Iterator[pd.DataFrame]:
+    """The rows of a CSV or Parquet file as consecutive tables of at most ``chunk_rows`` rows each,
+    read as ``read_table`` reads them, so a table larger than memory can be processed piece by piece.
+
+    Raises what ``read_table`` raises; DataError if the file has a header but no rows.
+    """
+    p = _checked_path(path)
+    markers = tuple(missing_markers)
+    first = True
+    for frame in _raw_chunks(p, chunk_rows):
+        yield _checked_frame(frame, p, markers) if first else _mark_missing(frame, markers)
+        first = False
+    if first:
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
-    return _mark_missing(df, missing_markers)
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False) -> Path:

@@ -66,9 +66,10 @@ def test_describe_generate_inspect_evaluate_chain(capsys, tmp_path, mixed_csv):
     assert code == 0 and "privacy ledger" in out and "city" in out and "Lyon" in out
     code, out, _ = run_cli(capsys, "evaluate", str(mixed_csv), str(synth_csv), "--description", str(desc),
                            "--json", str(metrics))
-    assert code == 0 and "2-way TVD" in out
+    assert code == 0 and "2-way marginals: mean TVD" in out
     result = json.loads(metrics.read_text())
-    assert result["schema_version"] == 1 and set(result["columns"]) == {"city", "age", "income", "joined", "member"}
+    assert result["schema_version"] == 2
+    assert set(result["fidelity"]["columns"]) == {"city", "age", "income", "joined", "member"}
 
 
 def test_outputs_are_not_overwritten_without_force(capsys, tmp_path, mixed_csv):
@@ -194,11 +195,12 @@ def test_demo_writes_release_and_evaluation(capsys, tmp_path):
     out = tmp_path / "demo"
     code, stdout, err = run_cli(capsys, "demo", "-o", str(out), "--seed", "0")
     assert code == 0, err
-    for name in ("synthetic.csv", "description.json", "manifest.json", "evaluation.json"):
+    for name in ("synthetic.csv", "description.json", "manifest.json", "evaluation.json", "evaluation.html"):
         assert (out / name).is_file()
     evaluation = json.loads((out / "evaluation.json").read_text())
     assert evaluation["summary"]["mean_column_tvd"] < 0.05  # 1-way marginals at epsilon = 1
-    assert "2-way TVD" in stdout
+    assert evaluation["utility"]["ml"]["target"] == "income"
+    assert "2-way marginals: mean TVD" in stdout and "evaluation.html" in stdout
 
 
 @pytest.mark.skipif(shutil.which("synth") is None, reason="console script not installed")

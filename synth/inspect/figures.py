@@ -7,31 +7,15 @@ here reads data.
 
 from __future__ import annotations
 
-import io
-
 import networkx as nx
 import numpy as np
-from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from synth.inspect.views import Dependence, Distribution, Structure
+from synth.plotting import ACCENT, heatmap as draw_heatmap, png, short
 
-DPI = 96
-LABEL_CHARS = 32
-ACCENT = "#3b6ea8"
 NODE_FILL = "#e3edf8"
 MAX_EDGE_WIDTH = 9.0  # edges measured this often or more (labelled with the count) look alike
-ANNOTATE_UP_TO = 12  # heatmaps with at most this many columns print their values
-
-
-def _png(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    return buffer.getvalue()
-
-
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…"
 
 
 def bar_chart(distribution: Distribution, codes: np.ndarray) -> bytes:
@@ -40,12 +24,12 @@ def bar_chart(distribution: Distribution, codes: np.ndarray) -> bytes:
     axes = figure.add_subplot()
     positions = np.arange(codes.size)
     axes.barh(positions, distribution.values[codes], color=ACCENT if distribution.measured else "#7a9cc6")
-    axes.set_yticks(positions, [_short(distribution.labels[c]) for c in codes], fontsize=8)
+    axes.set_yticks(positions, [short(distribution.labels[c]) for c in codes], fontsize=8)
     axes.invert_yaxis()
     axes.axvline(0.0, color="black", linewidth=0.6)
     axes.set_xlabel("noisy count" if distribution.measured else "share of rows (fitted model)")
     axes.spines[["top", "right"]].set_visible(False)
-    return _png(figure)
+    return png(figure)
 
 
 def _layers(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
@@ -79,29 +63,14 @@ def structure_picture(structure: Structure) -> bytes:
     nx.draw_networkx_nodes(graph, positions, ax=axes, node_size=1600, node_color="none")  # sets the limits
     nx.draw_networkx_edges(graph, positions, ax=axes, width=widths, edge_color=ACCENT, node_size=1600,
                            arrows=True, arrowsize=14, alpha=0.8)  # plain lines when undirected
-    nx.draw_networkx_labels(graph, positions, ax=axes, labels={n: _short(n) for n in graph}, font_size=9,
+    nx.draw_networkx_labels(graph, positions, ax=axes, labels={n: short(n) for n in graph}, font_size=9,
                             bbox={"boxstyle": "round,pad=0.3", "fc": NODE_FILL, "ec": ACCENT})
     nx.draw_networkx_edge_labels(graph, positions, ax=axes, font_size=7, font_color=ACCENT,
                                  edge_labels={e: str(w) for e, w in weights.items() if w > 1})
     axes.margins(0.12)
-    return _png(figure)
+    return png(figure)
 
 
 def heatmap(dependence: Dependence) -> bytes:
     """Cramér's V of every pair as a square of coloured cells (grey: diagonal or undefined)."""
-    n = len(dependence.names)
-    side = min(3.0 + 0.3 * n, 16.0)
-    figure = Figure(figsize=(side + 1.2, side))
-    axes = figure.add_subplot()
-    cmap = colormaps["Blues"].with_extremes(bad="#eeeeee")
-    image = axes.imshow(np.ma.masked_invalid(dependence.values), cmap=cmap, vmin=0.0, vmax=1.0)
-    labels = [_short(name) for name in dependence.names]
-    axes.set_xticks(range(n), labels, rotation=90, fontsize=8)
-    axes.set_yticks(range(n), labels, fontsize=8)
-    if n <= ANNOTATE_UP_TO:
-        for (i, j), value in np.ndenumerate(dependence.values):
-            if np.isfinite(value):
-                axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                          color="white" if value > 0.6 else "black")
-    figure.colorbar(image, ax=axes, shrink=0.8, label="Cramér's V")
-    return _png(figure)
+    return draw_heatmap(dependence.values, dependence.names, "Cramér's V")

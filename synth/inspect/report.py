@@ -9,20 +9,16 @@ nothing from elsewhere (no network, no external style sheet or script).
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import math
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from synth.description import FORMAT_VERSION, Description
-from synth.errors import OutputError
 from synth.files import atomic_write_text, check_writable
 from synth.generate import FIT_ITERATIONS, Model, fit_model
+from synth.htmlpage import banner, budget_text, escape, facts, figures_module, image, ledger_section, number, page
 from synth.inspect import views
 from synth.manifest import guarantee_statement
 from synth.progress import SILENT, Progress
@@ -32,61 +28,8 @@ BANNER = ("Built from the Description only, never from the private data. Everyth
           "post-processing of the release, so it is exactly as private as the release itself.")
 NOTIONS = {"pure": "pure ε-DP, basic composition", "approx": "approximate (ε, δ)-DP",
            "zcdp": "ρ-zCDP (ρ adds up), converted to (ε, δ)"}
-STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
-.banner { background: #e8f3e8; border-left: 6px solid #3c8d3c; padding: 0.8em 1em; }
-.warning { background: #fbeaea; border-left: 6px solid #b22222; padding: 0.8em 1em; margin: 1em 0; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
-td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
-tr.ledger-total { font-weight: bold; background: #f4f4f4; }
-.column { display: inline-block; vertical-align: top; width: 32em; margin: 0 1.5em 1.5em 0; }
-.column h3 { margin-bottom: 0.2em; } .note { color: #555; font-size: 0.9em; }
-img { max-width: 100%; }
-"""
-
-
-def _figures() -> ModuleType:
-    """The drawing module; matplotlib is imported only when a report is made."""
-    try:
-        from synth.inspect import figures
-    except ImportError as exc:
-        if not (exc.name or "").startswith("matplotlib"):
-            raise
-        raise OutputError(
-            "the HTML report draws its pictures with matplotlib, which is not installed. Install it "
-            "(pip install matplotlib), or run `synth inspect` without --report for the text view."
-        ) from exc
-    return figures
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value))
-
-
-def _g(value: float | None) -> str:
-    return "—" if value is None else f"{value:.6g}"
-
-
-def _img(png: bytes, css_class: str, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img class="{css_class}" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
-
-
-def _facts(pairs: Sequence[tuple[str, str]]) -> str:
-    rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>" for key, value in pairs)
-    return f'<table class="facts">{rows}</table>'
-
-
-def _budget_text(amounts: dict[str, Any]) -> str:
-    text = f"ε = {_g(amounts['epsilon'])}, δ = {_g(amounts['delta'])}"
-    return text + (f" (ρ = {_g(amounts['rho'])})" if amounts.get("rho") is not None else "")
-
-
 def _header(description: Description) -> str:
-    parts = [f"<h1>synth release inspection: engine {_e(description.engine)}</h1>",
-             f'<p class="banner"><strong>{_e(BANNER)}</strong></p>']
+    parts = [f"<h1>synth release inspection: engine {escape(description.engine)}</h1>", banner(BANNER)]
     if description.seeded:
         parts.append('<p class="warning"><strong>Seeded noise: do not share.</strong> The noise was drawn '
                      "from a reproducible generator (test mode); anyone who knows the seed can remove "
@@ -94,7 +37,7 @@ def _header(description: Description) -> str:
     if not description.end_to_end_dp:
         derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
         parts.append(f'<p class="warning"><strong>Not end-to-end DP.</strong> The domains of '
-                     f"{_e(', '.join(derived))} were read from the private data without noise.</p>")
+                     f"{escape(', '.join(derived))} were read from the private data without noise.</p>")
     return "\n".join(parts)
 
 
@@ -116,13 +59,13 @@ def _summary(description: Description, model: Model) -> str:
     else:
         rows = "not set: synth generate needs --rows"
     noise = description.noise
-    facts = [
+    rows = [
         ("Engine", description.engine),
         ("Engine options", json.dumps(description.engine_options, sort_keys=True) if description.engine_options
          else "none (defaults)"),
         ("Accounting", notion),
-        ("Budget", _budget_text(budget)),
-        ("Spent", _budget_text(spent)),
+        ("Budget", budget_text(budget)),
+        ("Spent", budget_text(spent)),
         ("Neighbouring relation", description.neighbouring),
         ("Rows to generate", rows),
         ("Estimated row count", estimate),
@@ -134,36 +77,13 @@ def _summary(description: Description, model: Model) -> str:
         ("Created", description.created),
         ("Description format version", str(FORMAT_VERSION)),
     ]
-    return (f"<h2>Summary</h2>\n{_facts(facts)}\n"
-            f"<p>{_e(guarantee_statement(description))}</p>")
-
-
-def _ledger(description: Description) -> str:
-    head = ["#", "mechanism", "query", "sensitivity", "noise scale", "ε", "δ", "ρ", "note"]
-    numeric = {3, 4, 5, 6, 7}
-
-    def row(cells: Sequence[str], css_class: str) -> str:
-        tds = "".join(f'<td class="number">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
-                      for i, c in enumerate(cells))
-        return f'<tr class="{css_class}">{tds}</tr>'
-
-    entries = [row([str(e.index), e.mechanism, e.query, _g(e.sensitivity), _g(e.noise_scale),
-                    _g(e.cost.epsilon), _g(e.cost.delta), _g(e.cost.rho), e.note], "ledger-entry")
-               for e in description.ledger]
-    totals = description.ledger_totals()
-    entries.append(row(["", f"total of {len(description.ledger)} entries", "", "", "",
-                        _g(totals["epsilon"]), _g(totals["delta"]), _g(totals["rho"]), ""], "ledger-total"))
-    header = "".join(f'<th class="number">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>"
-                     for i, h in enumerate(head))
-    return ("<h2>Privacy ledger</h2>\n<p>One row per query that touched the private data, charged "
-            "before its noise was drawn. The totals are plain sums; the budget spent in the summary "
-            "is after composition (and, under zCDP, conversion to (ε, δ)).</p>\n"
-            f'<table class="ledger"><tr>{header}</tr>{"".join(entries)}</table>')
+    return (f"<h2>Summary</h2>\n{facts(rows)}\n"
+            f"<p>{escape(guarantee_statement(description))}</p>")
 
 
 def _structure(structure: views.Structure, figures: ModuleType) -> str:
-    return (f"<h2>Learnt structure</h2>\n<p>{_e(structure.summary)}</p>\n"
-            + _img(figures.structure_picture(structure), "structure", "learnt structure"))
+    return (f"<h2>Learnt structure</h2>\n<p>{escape(structure.summary)}</p>\n"
+            + image(figures.structure_picture(structure), "structure", "learnt structure"))
 
 
 def _distributions(description: Description, model: Model, figures: ModuleType, progress: Progress) -> str:
@@ -175,7 +95,7 @@ def _distributions(description: Description, model: Model, figures: ModuleType, 
         codes = distribution.shown()
         notes = [f"{column.kind.value}, domain {column.source.value}, {column.size} codes."]
         if distribution.measured:
-            notes.append(f"Noisy 1-way measurement; noise deviation ≈ {_g(distribution.noise_std)} per count.")
+            notes.append(f"Noisy 1-way measurement; noise deviation ≈ {number(distribution.noise_std)} per count.")
         else:
             notes.append("Not measured alone: the fitted model's marginal, as shares of rows.")
         if distribution.merged:
@@ -184,9 +104,9 @@ def _distributions(description: Description, model: Model, figures: ModuleType, 
         if codes.size < distribution.values.size:
             notes.append(f"The {codes.size} largest codes are shown; {distribution.values.size - codes.size} "
                          "more are not.")
-        parts.append(f'<div class="column"><h3>{_e(column.name)}</h3>'
-                     f'<p class="note">{_e(" ".join(notes))}</p>'
-                     + _img(figures.bar_chart(distribution, codes), "distribution", f"distribution of {column.name}")
+        parts.append(f'<div class="column"><h3>{escape(column.name)}</h3>'
+                     f'<p class="note">{escape(" ".join(notes))}</p>'
+                     + image(figures.bar_chart(distribution, codes), "distribution", f"distribution of {column.name}")
                      + "</div>")
     return "\n".join(parts)
 
@@ -210,28 +130,26 @@ def _dependence(description: Description, model: Model, structure: views.Structu
     if result.left_out:
         text += (f" The table has {len(all_names)} columns; shown are the {len(names)} most connected in the "
                  f"structure above (ties in table order). Left out: {', '.join(result.left_out)}.")
-    return (f"<h2>Pairwise dependence</h2>\n<p>{_e(text)}</p>\n"
-            + _img(figures.heatmap(result), "dependence", "pairwise dependence (Cramér's V)"))
+    return (f"<h2>Pairwise dependence</h2>\n<p>{escape(text)}</p>\n"
+            + image(figures.heatmap(result), "dependence", "pairwise dependence (Cramér's V)"))
 
 
 def report_html(description: Description, iterations: int = REPORT_ITERATIONS,
                 progress: Progress = SILENT) -> str:
     """The report as one HTML page (pictures embedded)."""
-    figures = _figures()
+    figures = figures_module("synth.inspect.figures", "run `synth inspect` without --report for the text view")
     progress.message(f"fitting the model to the Description ({iterations} iterations at most)")
     model = fit_model(description, iterations)
     structure = views.structure(description)
     body = "\n".join([
         _header(description),
         _summary(description, model),
-        _ledger(description),
+        ledger_section(description),
         _structure(structure, figures),
         _distributions(description, model, figures, progress),
         _dependence(description, model, structure, iterations, figures, progress),
     ])
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>synth release inspection: {_e(description.engine)}</title>"
-            f"<style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return page(f"synth release inspection: {description.engine}", body)
 
 
 def inspect_report(description: Description, path: str | os.PathLike[str], force: bool = False,

@@ -18,6 +18,7 @@ import numpy as np
 
 from synth.description import Description
 from synth.errors import DescriptionError
+from synth.evaluate.association import cramers_v
 from synth.generate import Model
 from synth.model.bayesian_network import network_structure
 from synth.model.compression import expand_marginal
@@ -147,20 +148,6 @@ def heatmap_columns(names: Sequence[str], graph: nx.Graph, limit: int = MAX_HEAT
     degree = dict(graph.degree(weight="weight"))
     keep = set(sorted(names, key=lambda n: -degree[n])[:limit])
     return tuple(n for n in names if n in keep)
-
-
-def cramers_v(joint: np.ndarray) -> float:
-    """Cramér's V of a 2-way table (counts or shares): sqrt(φ² / (min(r, c) − 1)) over the codes of
-    positive probability; NaN when either column has only one such code."""
-    p = joint / joint.sum()
-    rows, cols = p.sum(axis=1), p.sum(axis=0)
-    p, rows, cols = p[rows > 0][:, cols > 0], rows[rows > 0], cols[cols > 0]
-    k = min(rows.size, cols.size) - 1
-    if k < 1:
-        return math.nan
-    expected = np.outer(rows, cols)
-    phi2 = float(((p - expected) ** 2 / expected).sum())
-    return math.sqrt(min(phi2 / k, 1.0))
 
 
 def dependence(model: Model, all_names: Sequence[str], names: Sequence[str],
