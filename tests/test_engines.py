@@ -86,6 +86,7 @@ def test_aim_prefers_the_dependent_pairs():
     ("aim", {"workload": [["a", "zz"]]}, "unknown"),
     ("aim", {"max_model_size": 0}, "max_model_size"),
     ("aim", {"rounds": 0}, "rounds"),
+    ("aim", {"rounds": 5}, "needs at least 6 rounds"),  # 5 columns measured one by one first
 ])
 def test_bad_options_are_refused(name, options, needle):
     codes, domain = chain_data(100)

@@ -90,8 +90,8 @@ def test_error_falls_with_rounds():
 
 def test_more_passes_fit_the_measurements_better_and_the_last_estimate_beats_the_average():
     codes, domain = chain_data(20_000)
-    few, many = (mwem_error(codes, domain, 200.0, 0, rounds=10, passes=p) for p in (5, 200))
-    last = mwem_error(codes, domain, 200.0, 0, rounds=10, passes=200, average=False)
+    few, many = (mwem_error(codes, domain, 200.0, 0, rounds=10, passes=p, average=True) for p in (5, 200))
+    last = mwem_error(codes, domain, 200.0, 0, rounds=10, passes=200)  # the default: the last estimate
     assert many < 0.5 * few and last < 0.01 and last < 0.2 * many
 
 
@@ -187,14 +187,15 @@ def test_user_query_workload_end_to_end():
     assert abs(true - fake) < 0.02
 
 
-def test_generate_rebuilds_the_engine_estimate_from_the_description():
+@pytest.mark.parametrize("average", [False, True])
+def test_generate_rebuilds_the_engine_estimate_from_the_description(average):
     df, schema = adult_like(3000)
     profile = Profile(schema=schema, epsilon=2.0, delta=1e-6, engine="mwem", seed=5,
-                      engine_options={"k": 2, "rounds": 4, "passes": 3})
+                      engine_options={"k": 2, "rounds": 4, "passes": 3, "average": average})
     description = describe(df, profile, report_to=None)
     model = fit_model(description)
     again = replay_multiplicative_weights(description.model_domain, description.measurements,
-                                          description.engine_output["total"], 3, True)
+                                          description.engine_output["total"], 3, average)
     np.testing.assert_array_equal(model.counts, again.counts)
     assert model.total == pytest.approx(description.engine_output["total"])
     synthetic = generate(description, seed=1)

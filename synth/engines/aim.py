@@ -110,6 +110,11 @@ class AIMEngine:
         candidates = candidate_weights(workload)
         columns = [c for c in candidates if len(c) == 1]
         rounds = self._options["rounds"] or 16 * len(domain.names)
+        if rounds <= len(columns):
+            raise EngineError(
+                f"rounds = {rounds} is too few: aim first measures the {len(columns)} workload columns one by "
+                f"one, each with a round's budget, so it needs at least {len(columns) + 1} rounds. Raise rounds "
+                "in [engine_options] (or leave it unset: 16 per column).")
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]

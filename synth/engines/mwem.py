@@ -24,8 +24,9 @@ Representation of the estimate (recorded in the engine output as ``representatio
   the domain has at most ``max_cells`` cells (default 10⁷: three float arrays, about 240 MB).
   Multiplicative weights with the paper's improvements: ``passes`` sweeps of the update over all
   measurements after each round (default: as many as about 3·10⁹ cell updates allow in all,
-  from 10 to 1000; recorded in the engine output), and the released estimate is the average over rounds
-  (``average = false``: the last round's estimate);
+  from 10 to 1000; recorded in the engine output), and the released estimate is the last
+  round's (``average = true``: the average over rounds, the paper's output, which measured
+  less accurate: 0.476 against 0.308 mean 3-way TVD on adult_missing at ε = 1);
 * ``graphical-model``: beyond that, the estimate is the graphical model fitted to all
   measurements so far (MWEM+PGM, McKenna, Sheldon & Miklau 2019), warm-started each round;
   no averaging (the fit already pools every measurement).
@@ -64,7 +65,7 @@ class MWEMEngine(WorkloadEngine):
     name: ClassVar[str] = "mwem"
     defaults: ClassVar[dict[str, Any]] = {
         "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
-        "max_cells": 10**7, "passes": None, "average": True, "iterations": 100,
+        "max_cells": 10**7, "passes": None, "average": False, "iterations": 100,
     }
 
     def check_options(self) -> None:
