@@ -55,6 +55,7 @@ from synth.privacy import (
 from synth.progress import SILENT
 
 CONFIDENCE = 0.99
+UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %
 EPSILON = 1.0  # pure ε of a mechanism run
 RHO = 0.5  # ρ of a Gaussian mechanism run (σ = 1 at sensitivity 1)
 DELTA = 0.01  # the δ at which ρ-zCDP claims are converted to (ε, δ): where the conversion is least loose
@@ -156,6 +157,11 @@ def spent_claim(accountant: Accountant) -> Claim:
     return Claim(spent["epsilon"], spent["delta"])
 
 
+def largest(claims: list[Claim]) -> Claim:
+    """The largest of the claims made on the two data sets (they are equal unless a bug says otherwise)."""
+    return max(claims, key=lambda claim: claim.epsilon)
+
+
 def roomy_accountant(notion: Notion, kind: type[Accountant] = Accountant) -> Accountant:
     """An accountant with room for the audited charges; the claim is what it reports as spent."""
     return kind(Budget(50.0)) if notion == Notion.PURE else kind(Budget(50.0, DELTA))
@@ -194,7 +200,7 @@ def count_runs(notion: Notion, noise: NoiseFactory, runs: int) -> Sample:
         release = CountRelease(accountant, noise(stream), Neighbouring())
         outputs.append(release.release(np.full(runs, count), mechanism_budget(notion), query="count(*)").values)
         claims.append(spent_claim(accountant))
-    return Sample(outputs[0], outputs[1], max(claims, key=lambda c: c.epsilon))
+    return Sample(outputs[0], outputs[1], largest(claims))
 
 
 def replaced_row_runs(notion: Notion, neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
@@ -209,7 +215,7 @@ def replaced_row_runs(notion: Notion, neighbouring: Neighbouring, noise: NoiseFa
         statistics.append(log_likelihood_ratio(noisy.values.reshape(runs, 2), histograms[0], histograms[1],
                                                noisy.mechanism, noisy.noise_scale))
         claims.append(spent_claim(accountant))
-    return Sample(statistics[0], statistics[1], max(claims, key=lambda c: c.epsilon))
+    return Sample(statistics[0], statistics[1], largest(claims))
 
 
 def repeated_query_runs(notion: Notion, accountant_kind: type[Accountant], noise: NoiseFactory,
@@ -226,7 +232,7 @@ def repeated_query_runs(notion: Notion, accountant_kind: type[Accountant], noise
         statistics.append(log_likelihood_ratio(values, [COUNT] * 2, [COUNT + 1] * 2,
                                                twice[0].mechanism, twice[0].noise_scale))
         claims.append(spent_claim(accountant))
-    return Sample(statistics[0], statistics[1], max(claims, key=lambda c: c.epsilon))
+    return Sample(statistics[0], statistics[1], largest(claims))
 
 
 def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
@@ -248,7 +254,7 @@ def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -
         candidates = [("a",)] * SELECTION_CANDIDATES
         picks.append(np.array([curator.select_marginal(candidates, estimates, EPSILON) for _ in range(runs)]))
         claims.append(Claim(max(entry.cost.epsilon for entry in accountant.ledger)))
-    return Sample(picks[0], picks[1], max(claims, key=lambda c: c.epsilon))
+    return Sample(picks[0], picks[1], largest(claims))
 
 
 def randomized_response_runs(noise: NoiseFactory, runs: int) -> Sample:
@@ -343,7 +349,7 @@ def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFact
             curator = Curator(codes, domain, CountRelease(accountant, noise(2 * run + part), neighbouring))
             statistics[part].append(release_llr(engine.describe(curator, SILENT), *tables))
             claims.append(spent_claim(accountant))
-    return Sample(np.array(statistics[0]), np.array(statistics[1]), max(claims, key=lambda c: c.epsilon))
+    return Sample(np.array(statistics[0]), np.array(statistics[1]), largest(claims))
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,10 +384,14 @@ class AuditCase:
 
         return fresh
 
+    @property
+    def confidence(self) -> float:
+        return UNSEEDED_CONFIDENCE if self.sampler == "opendp" else CONFIDENCE
+
     def run(self, strong: bool) -> AuditResult:
         runs = self.strong_samples if strong else self.samples
         sample = self.sample(self.noise(), runs)
-        return audit(sample.first, sample.second, sample.claim, CONFIDENCE, self.categorical)
+        return audit(sample.first, sample.second, sample.claim, self.confidence, self.categorical)
 
 
 ADD_REMOVE, REPLACE = Neighbouring("add-remove"), Neighbouring("replace")

@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auditing import Claim, audit, clopper_pearson
-from cases import CASES, CONFIDENCE, AuditCase
+from cases import CASES, CONFIDENCE, NAMES, SIZES, AuditCase, expected_values, tiny_table
+
+from synth.curator import CountRelease, Curator
+from synth.engines import make_engine
+from synth.model.domain import Domain
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
+from synth.progress import SILENT
 
 HONEST = [case for case in CASES if not case.mutation]
 BROKEN = [case for case in CASES if case.mutation]
@@ -56,3 +63,17 @@ def test_audit_finds_most_of_a_known_epsilon() -> None:
     first, second = rng.random(100_000) < p, rng.random(100_000) < 1 - p
     result = audit(first.astype(int), second.astype(int), Claim(1.0), CONFIDENCE, categorical=True)
     assert 0.93 < result.epsilon_lb <= 1.0
+
+
+@pytest.mark.parametrize("engine,delta", [("independent", 0.0), ("privbayes", 0.0), ("mst", 0.1), ("aim", 0.1)])
+def test_engine_statistic_reads_every_measurement_where_it_was_taken(engine: str, delta: float) -> None:
+    """With no noise to speak of (ε = 10⁶), each measurement's values are its expected values on the table
+    (compression, coarsening and weights applied as the engine did), so the audit's likelihood
+    ratio compares the right cells."""
+    table = tiny_table(3)
+    accountant = Accountant(Budget(1e6, delta))
+    curator = Curator(table, Domain(NAMES, SIZES), CountRelease(accountant, SeededNoise(1), Neighbouring()))
+    result = make_engine(engine, {"rounds": 3} if engine == "aim" else {}).describe(curator, SILENT)
+    assert result.measurements
+    for m in result.measurements:
+        np.testing.assert_allclose(m.values, expected_values(m, table, result.compression), atol=1e-9)
