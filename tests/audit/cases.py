@@ -1,0 +1,481 @@
+"""What the privacy audit runs: synth's mechanisms and engines, and deliberately broken variants.
+
+Each ``AuditCase`` runs one of synth's mechanisms (through the noise sources, ``CountRelease`` or
+the ``Curator``) or one engine's whole pipeline (``engine.describe`` on a ``Curator`` over a tiny
+table) many times on two neighbouring data sets, reduces each run to one statistic, and reads
+the claimed guarantee from synth's own accounting (the accountant's ``spent()``, or the cost
+functions: ``laplace_cost``, ``gaussian_cost`` with ``zcdp_to_approx_epsilon``,
+``randomized_response_cost``). ``auditing.audit`` turns that into an ε lower bound.
+
+Honest cases must stay at or below their claim. Mutation cases reproduce real bugs outside
+synth's code: noise drawn at half the scale (``WeakerNoise``), replace-one neighbours given the
+add/remove sensitivity (``AddRemoveSensitivity``), two queries charged once
+(``ChargesOncePerQuery``); each must break its claim, which proves the audit can see such a bug.
+
+Runs are vectorised where the mechanism allows: a release of n cells of equal counts is n
+independent runs of the one-count mechanism (every cell gets its own noise at the calibrated
+scale), so one call draws them all. Selections and engines are run one at a time, each with its
+own seeded noise source.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+from auditing import AuditResult, Claim, audit, log_likelihood_ratio
+
+from synth.curator import CountRelease, Curator
+from synth.engines import EngineResult, make_engine
+from synth.measurement import Measurement
+from synth.model.domain import Domain
+from synth.neighbours import Neighbouring
+from synth.privacy import (
+    Accountant,
+    Budget,
+    Cost,
+    LedgerEntry,
+    NoiseSource,
+    Notion,
+    SecureNoise,
+    SeededNoise,
+    gaussian_cost,
+    gaussian_sigma,
+    laplace_cost,
+    laplace_scale,
+    randomized_response_cost,
+    zcdp_to_approx_epsilon,
+)
+from synth.progress import SILENT
+
+CONFIDENCE = 0.99
+UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %
+EPSILON = 1.0  # pure ε of a mechanism run
+RHO = 0.5  # ρ of a Gaussian mechanism run (σ = 1 at sensitivity 1)
+DELTA = 0.01  # the δ at which ρ-zCDP claims are converted to (ε, δ): where the conversion is least loose
+COUNT = 10  # the exact count on the first data set
+SELECTION_CANDIDATES = 20  # candidates of the audited exponential mechanism
+SCORE_GAP = 5  # L1 error of every candidate's estimate on the first data set
+RESPONSE_CATEGORIES = 4  # k of the audited randomized response
+
+NoiseFactory = Callable[[int], NoiseSource]  # stream number -> a fresh noise source
+Sampler = Callable[[NoiseFactory, int], "Sample"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One statistic per run on each data set, and the guarantee synth claims for one run."""
+
+    first: np.ndarray
+    second: np.ndarray
+    claim: Claim
+
+
+# --------------------------------------------------------------------------------------------
+# Deliberately broken variants (the mutations)
+# --------------------------------------------------------------------------------------------
+
+
+class WeakerNoise:
+    """A noise source that draws as if the budget were larger than the one charged: every scale
+    and σ halved, randomized response keeping the true value as often as at twice its ε."""
+
+    def __init__(self, inner: NoiseSource) -> None:
+        self.inner = inner
+        self.seeded = inner.seeded
+
+    def description(self) -> dict[str, Any]:
+        return self.inner.description()
+
+    def discrete_laplace(self, counts: np.ndarray, scale: float) -> np.ndarray:
+        return self.inner.discrete_laplace(counts, scale / 2)
+
+    def discrete_gaussian(self, counts: np.ndarray, sigma: float) -> np.ndarray:
+        return self.inner.discrete_gaussian(counts, sigma / 2)
+
+    def laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
+        return self.inner.laplace(values, scale / 2)
+
+    def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray:
+        return self.inner.gaussian(values, sigma / 2)
+
+    def noisy_max(self, scores: np.ndarray, scale: float) -> int:
+        return self.inner.noisy_max(scores, scale / 2)
+
+    def randomized_response(self, values: np.ndarray, k: int, p_true: float) -> np.ndarray:
+        odds = (p_true * (k - 1) / (1 - p_true)) ** 2  # e^(2ε)
+        return self.inner.randomized_response(values, k, odds / (odds + k - 1))
+
+
+@dataclass(frozen=True)
+class AddRemoveSensitivity(Neighbouring):
+    """Replace-one neighbours with the histogram sensitivities of add/remove (half the L1)."""
+
+    @property
+    def histogram_l1(self) -> float:
+        return 1.0
+
+    @property
+    def histogram_l2(self) -> float:
+        return 1.0
+
+
+class ChargesOncePerQuery(Accountant):
+    """An accountant that charges a query it has seen before for free (a cached charge)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._charged: dict[str, LedgerEntry] = {}
+
+    def charge(self, cost: Cost, *, mechanism: str, query: str, sensitivity: float, noise_scale: float,
+               note: str = "") -> LedgerEntry:
+        if query not in self._charged:
+            self._charged[query] = super().charge(cost, mechanism=mechanism, query=query,
+                                                  sensitivity=sensitivity, noise_scale=noise_scale, note=note)
+        return self._charged[query]
+
+
+# --------------------------------------------------------------------------------------------
+# Claims and accountants
+# --------------------------------------------------------------------------------------------
+
+
+def zcdp_claim(rho: float, delta: float = DELTA) -> Claim:
+    """The (ε, δ) that synth's conversion gives for ρ-zCDP."""
+    return Claim(zcdp_to_approx_epsilon(rho, delta), delta)
+
+
+def spent_claim(accountant: Accountant) -> Claim:
+    """What an accountant says was spent, as (ε, δ)."""
+    spent = accountant.spent()
+    return Claim(spent["epsilon"], spent["delta"])
+
+
+def largest(claims: list[Claim]) -> Claim:
+    """The largest of the claims made on the two data sets (they are equal unless a bug says otherwise)."""
+    return max(claims, key=lambda claim: claim.epsilon)
+
+
+def roomy_accountant(notion: Notion, kind: type[Accountant] = Accountant) -> Accountant:
+    """An accountant with room for the audited charges; the claim is what it reports as spent."""
+    return kind(Budget(50.0)) if notion == Notion.PURE else kind(Budget(50.0, DELTA))
+
+
+def mechanism_budget(notion: Notion) -> float:
+    return EPSILON if notion == Notion.PURE else RHO
+
+
+# --------------------------------------------------------------------------------------------
+# Mechanisms
+# --------------------------------------------------------------------------------------------
+
+
+def laplace_runs(noise: NoiseFactory, runs: int) -> Sample:
+    """The Laplace mechanism on a count (sensitivity 1) at ε = EPSILON."""
+    scale = laplace_scale(1.0, EPSILON)
+    first = noise(0).laplace(np.full(runs, float(COUNT)), scale)
+    second = noise(1).laplace(np.full(runs, COUNT + 1.0), scale)
+    return Sample(first, second, Claim(laplace_cost(1.0, scale).epsilon))
+
+
+def gaussian_runs(noise: NoiseFactory, runs: int) -> Sample:
+    """The Gaussian mechanism on a count (sensitivity 1) at ρ = RHO."""
+    sigma = gaussian_sigma(1.0, RHO)
+    first = noise(0).gaussian(np.full(runs, float(COUNT)), sigma)
+    second = noise(1).gaussian(np.full(runs, COUNT + 1.0), sigma)
+    return Sample(first, second, zcdp_claim(gaussian_cost(1.0, sigma).rho))
+
+
+def count_runs(notion: Notion, noise: NoiseFactory, runs: int) -> Sample:
+    """``CountRelease`` on a count under add/remove: discrete Laplace (pure) or Gaussian (zCDP)."""
+    outputs, claims = [], []
+    for stream, count in enumerate((COUNT, COUNT + 1)):
+        accountant = roomy_accountant(notion)
+        release = CountRelease(accountant, noise(stream), Neighbouring())
+        outputs.append(release.release(np.full(runs, count), mechanism_budget(notion), query="count(*)").values)
+        claims.append(spent_claim(accountant))
+    return Sample(outputs[0], outputs[1], largest(claims))
+
+
+def replaced_row_runs(notion: Notion, neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+    """``CountRelease`` on a two-cell histogram under replace-one: one row moves from cell 0 to
+    cell 1. Statistic: the log-likelihood ratio of the two noisy cells."""
+    histograms = (np.array([COUNT, COUNT]), np.array([COUNT - 1, COUNT + 1]))
+    statistics, claims = [], []
+    for stream, histogram in enumerate(histograms):
+        accountant = roomy_accountant(notion)
+        release = CountRelease(accountant, noise(stream), neighbouring)
+        noisy = release.release(np.tile(histogram, runs), mechanism_budget(notion), query="histogram")
+        statistics.append(log_likelihood_ratio(noisy.values.reshape(runs, 2), histograms[0], histograms[1],
+                                               noisy.mechanism, noisy.noise_scale))
+        claims.append(spent_claim(accountant))
+    return Sample(statistics[0], statistics[1], largest(claims))
+
+
+def repeated_query_runs(notion: Notion, accountant_kind: type[Accountant], noise: NoiseFactory,
+                        runs: int) -> Sample:
+    """The same count released twice through ``CountRelease``, each with half the budget (as an
+    engine measuring a marginal again would). Statistic: the log-likelihood ratio of both."""
+    statistics, claims = [], []
+    for stream, count in enumerate((COUNT, COUNT + 1)):
+        accountant = roomy_accountant(notion, accountant_kind)
+        release = CountRelease(accountant, noise(stream), Neighbouring())
+        twice = [release.release(np.full(runs, count), mechanism_budget(notion) / 2, query="count(*)")
+                 for _ in range(2)]
+        values = np.column_stack([noisy.values for noisy in twice])
+        statistics.append(log_likelihood_ratio(values, [COUNT] * 2, [COUNT + 1] * 2,
+                                               twice[0].mechanism, twice[0].noise_scale))
+        claims.append(spent_claim(accountant))
+    return Sample(statistics[0], statistics[1], largest(claims))
+
+
+def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+    """The exponential mechanism as synth runs it: ``Curator.select_marginal`` (Gumbel report-
+    noisy-max) at ε = EPSILON, pure DP. Candidate 0's score rises by the sensitivity between the
+    data sets and every other candidate's falls by it: the worst case of the 2Δ/β bound.
+    Statistic: the index chosen (categorical)."""
+    replace = neighbouring.relation == "replace"
+    first_codes = np.repeat([0, 1], COUNT)
+    # add/remove: one more row in cell 0; replace: one row moves from cell 1 to cell 0
+    second_codes = np.repeat([0, 1], [COUNT + 1, COUNT - 1]) if replace else np.append(first_codes, 0)
+    exact = np.array([COUNT, COUNT])
+    gap = np.array([SCORE_GAP, -SCORE_GAP if replace else 0])
+    estimates = [exact - gap] + [exact + gap] * (SELECTION_CANDIDATES - 1)
+    picks, claims = [], []
+    for stream, codes in enumerate((first_codes, second_codes)):
+        accountant = Accountant(Budget(2 * EPSILON * runs))
+        curator = Curator(codes.reshape(-1, 1), Domain(("a",), (2,)), CountRelease(accountant, noise(stream), neighbouring))
+        candidates = [("a",)] * SELECTION_CANDIDATES
+        picks.append(np.array([curator.select_marginal(candidates, estimates, EPSILON) for _ in range(runs)]))
+        claims.append(Claim(max(entry.cost.epsilon for entry in accountant.ledger)))
+    return Sample(picks[0], picks[1], largest(claims))
+
+
+def randomized_response_runs(noise: NoiseFactory, runs: int) -> Sample:
+    """k-ary randomized response at ε = EPSILON on one person's value, 0 or 1 (categorical)."""
+    k = RESPONSE_CATEGORIES
+    p_true = math.exp(EPSILON) / (math.exp(EPSILON) + k - 1)
+    first = noise(0).randomized_response(np.zeros(runs, dtype=np.int64), k, p_true)
+    second = noise(1).randomized_response(np.ones(runs, dtype=np.int64), k, p_true)
+    return Sample(first, second, Claim(randomized_response_cost(k, p_true).epsilon))
+
+
+# --------------------------------------------------------------------------------------------
+# Engines on a tiny table
+# --------------------------------------------------------------------------------------------
+
+NAMES = ("a", "b", "c")
+SIZES = (2, 3, 2)
+ROWS = 30
+
+
+def tiny_table(columns: int, seed: int = 7) -> np.ndarray:
+    """ROWS rows over the first ``columns`` of NAMES, with dependent columns."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, ROWS)
+    b = (a + rng.integers(0, 2, ROWS)) % 3
+    c = (b + (rng.random(ROWS) < 0.2)) % 2
+    return np.column_stack([a, b, c])[:, :columns].astype(np.int64)
+
+
+def neighbour(table: np.ndarray, relation: str) -> np.ndarray:
+    """The neighbouring table: one row added (add/remove) or row 0 replaced by a row that
+    differs from it in every column (replace)."""
+    sizes = np.array(SIZES[:table.shape[1]])
+    if relation == "add-remove":
+        return np.vstack([table, sizes - 1])
+    other = table.copy()
+    other[0] = (table[0] + 1) % sizes
+    return other
+
+
+def expected_values(m: Measurement, codes: np.ndarray, compression: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The noise-free values of measurement ``m`` on ``codes``: its marginal on the compressed and
+    coarsened codes it was measured on, times its weights."""
+    if not m.attrs:
+        return np.array([float(codes.shape[0])])
+    columns, shape = [], []
+    for attr in m.attrs:
+        column = codes[:, NAMES.index(attr)]
+        size = SIZES[NAMES.index(attr)]
+        for maps in (compression, m.coarsening):
+            if attr in maps:
+                column, size = maps[attr][column], int(maps[attr].max()) + 1
+        columns.append(column)
+        shape.append(size)
+    counts = np.bincount(np.ravel_multi_index(tuple(columns), shape), minlength=math.prod(shape)).astype(float)
+    return counts if m.weights is None else counts * m.weights
+
+
+def release_llr(result: EngineResult, first: np.ndarray, second: np.ndarray) -> float:
+    """The log-likelihood ratio (second vs first table) of every measurement an engine released."""
+    return float(sum(
+        log_likelihood_ratio(m.values, expected_values(m, first, result.compression),
+                             expected_values(m, second, result.compression), m.mechanism, m.noise_scale)
+        for m in result.measurements))
+
+
+@dataclass(frozen=True)
+class EngineSetup:
+    """An engine, its options and the budget and relation it is audited under."""
+
+    engine: str
+    options: dict[str, Any] = field(default_factory=dict)
+    epsilon: float = 2.0
+    delta: float = 0.0
+    relation: str = "add-remove"
+    columns: int = 3  # of the tiny table
+
+
+def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+    """The engine's whole pipeline (``describe`` through a ``Curator``) on the tiny table and its
+    neighbour, a fresh accountant and noise source per run. Statistic: ``release_llr``."""
+    engine = make_engine(setup.engine, setup.options)
+    first = tiny_table(setup.columns)
+    tables = (first, neighbour(first, setup.relation))
+    domain = Domain(NAMES[:setup.columns], SIZES[:setup.columns])
+    template = Accountant(Budget(setup.epsilon, setup.delta))  # copied: a zCDP budget takes ms to set up
+    statistics: list[list[float]] = [[], []]
+    claims = []
+    for run in range(runs):
+        for part, codes in enumerate(tables):
+            accountant = copy.deepcopy(template)
+            curator = Curator(codes, domain, CountRelease(accountant, noise(2 * run + part), neighbouring))
+            statistics[part].append(release_llr(engine.describe(curator, SILENT), *tables))
+            claims.append(spent_claim(accountant))
+    return Sample(np.array(statistics[0]), np.array(statistics[1]), largest(claims))
+
+
+# --------------------------------------------------------------------------------------------
+# The cases
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One audit: a subject (mechanism or engine), how to sample it, and whether it is broken."""
+
+    subject: str
+    sample: Sampler
+    samples: int  # runs per data set, default audit
+    strong_samples: int  # runs per data set, strong audit
+    sampler: str = "seeded"  # seeded (numpy) or opendp
+    categorical: bool = False
+    mutation: str = ""  # empty for synth as it is; otherwise the deliberate bug
+    wrap: Callable[[NoiseSource], NoiseSource] | None = None
+    strong_only: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.subject} [{self.sampler}]" + (f" / {self.mutation}" if self.mutation else "")
+
+    def noise(self) -> NoiseFactory:
+        seed = zlib.crc32(self.name.encode()) * 1_000_000
+
+        def fresh(stream: int) -> NoiseSource:
+            source: NoiseSource = SecureNoise() if self.sampler == "opendp" else SeededNoise(seed + stream)
+            return self.wrap(source) if self.wrap else source
+
+        return fresh
+
+    @property
+    def confidence(self) -> float:
+        return UNSEEDED_CONFIDENCE if self.sampler == "opendp" else CONFIDENCE
+
+    def run(self, strong: bool) -> AuditResult:
+        runs = self.strong_samples if strong else self.samples
+        sample = self.sample(self.noise(), runs)
+        return audit(sample.first, sample.second, sample.claim, self.confidence, self.categorical)
+
+
+ADD_REMOVE, REPLACE = Neighbouring("add-remove"), Neighbouring("replace")
+BROKEN_REPLACE = AddRemoveSensitivity("replace")
+HALVED = "noise scale halved"
+SENSITIVITY = "replace-one with add/remove sensitivity"
+CHARGED_ONCE = "two queries charged once"
+
+VECTOR_RUNS = (200_000, 2_000_000)  # runs per data set (default, strong), drawn in one call
+SELECTION_RUNS = (2_500, 20_000)  # one Curator call per run
+
+
+def _mechanism(subject: str, sampler: Sampler, runs: tuple[int, int], opendp_runs: tuple[int, int],
+               categorical: bool = False, opendp_by_default: bool = False) -> list[AuditCase]:
+    """The honest mechanism and its halved-noise mutation with numpy's sampler, and the honest
+    mechanism with OpenDP's (as real releases draw it; slow, so mostly in the strong audit)."""
+    return [
+        AuditCase(subject, sampler, *runs, categorical=categorical),
+        AuditCase(subject, sampler, *runs, categorical=categorical, mutation=HALVED, wrap=WeakerNoise),
+        AuditCase(subject, sampler, *opendp_runs, sampler="opendp", categorical=categorical,
+                  strong_only=not opendp_by_default),
+    ]
+
+
+def _honest_and_broken(subject: str, honest: Sampler, broken: Sampler, runs: tuple[int, int], mutation: str,
+                       categorical: bool = False, honest_strong_only: bool = False) -> list[AuditCase]:
+    """A subject as synth has it and with one deliberate bug."""
+    return [AuditCase(subject, honest, *runs, categorical=categorical, strong_only=honest_strong_only),
+            AuditCase(subject, broken, *runs, categorical=categorical, mutation=mutation)]
+
+
+_COUNT_NOTIONS = ((Notion.PURE, "discrete Laplace (pure)"), (Notion.ZCDP, "discrete Gaussian (zCDP)"))
+
+
+def _engine(setup: EngineSetup, runs: tuple[int, int], neighbouring: Neighbouring | None = None,
+            **options: Any) -> AuditCase:
+    notion = "pure" if setup.delta == 0 else "zCDP"
+    settings = "".join(f", {k}={v}" for k, v in setup.options.items())
+    subject = f"engine {setup.engine} ({notion}, {setup.relation}, {setup.columns} columns{settings})"
+    return AuditCase(subject, partial(engine_runs, setup, neighbouring or Neighbouring(setup.relation)), *runs,
+                     **options)
+
+
+_INDEPENDENT = EngineSetup("independent")
+_INDEPENDENT_REPLACE = EngineSetup("independent", relation="replace", columns=2)
+_PRIVBAYES = EngineSetup("privbayes")
+# zCDP engines at a large (ε, δ): ε(ρ) grows like sqrt(ρ) for small ρ, so halving σ (4ρ) would only
+# show with far more runs than a pipeline allows at small budgets
+ZCDP_ENGINE_BUDGET = {"epsilon": 3.0, "delta": 0.1}
+_PRIVBAYES_ZCDP = EngineSetup("privbayes", **ZCDP_ENGINE_BUDGET)
+_MST = EngineSetup("mst", **ZCDP_ENGINE_BUDGET)
+_AIM = EngineSetup("aim", {"rounds": 3, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
+
+CASES: list[AuditCase] = [
+    *_mechanism("Laplace", laplace_runs, VECTOR_RUNS, (10_000, 200_000)),
+    *_mechanism("Gaussian", gaussian_runs, VECTOR_RUNS, (10_000, 100_000)),
+    *_mechanism("discrete Laplace (CountRelease, pure)", partial(count_runs, Notion.PURE), VECTOR_RUNS,
+                (10_000, 200_000), opendp_by_default=True),
+    *_mechanism("discrete Gaussian (CountRelease, zCDP)", partial(count_runs, Notion.ZCDP), VECTOR_RUNS,
+                (10_000, 200_000), opendp_by_default=True),
+    *_mechanism("exponential (Curator.select_marginal)", partial(selection_runs, ADD_REMOVE), SELECTION_RUNS,
+                (1_000, 4_000), categorical=True),
+    *_mechanism("randomized response", randomized_response_runs, VECTOR_RUNS, (2_000, 40_000), categorical=True),
+    *_honest_and_broken("exponential, replace-one (Curator.select_marginal)", partial(selection_runs, REPLACE),
+                        partial(selection_runs, BROKEN_REPLACE), SELECTION_RUNS, SENSITIVITY, categorical=True,
+                        honest_strong_only=True),
+    *(case for notion, label in _COUNT_NOTIONS for case in _honest_and_broken(
+        f"{label}, replace-one histogram", partial(replaced_row_runs, notion, REPLACE),
+        partial(replaced_row_runs, notion, BROKEN_REPLACE), VECTOR_RUNS, SENSITIVITY)),
+    *(case for notion, label in _COUNT_NOTIONS for case in _honest_and_broken(
+        f"{label}, one count released twice", partial(repeated_query_runs, notion, Accountant),
+        partial(repeated_query_runs, notion, ChargesOncePerQuery), VECTOR_RUNS, CHARGED_ONCE)),
+    # engines: every measurement's log-likelihood ratio; small default runs, real power when strong
+    _engine(_INDEPENDENT, (400, 20_000)),
+    _engine(_INDEPENDENT, (1_000, 20_000), mutation=HALVED, wrap=WeakerNoise),
+    _engine(_INDEPENDENT_REPLACE, (400, 20_000)),
+    _engine(_INDEPENDENT_REPLACE, (1_000, 20_000), BROKEN_REPLACE, mutation=SENSITIVITY),
+    _engine(_PRIVBAYES, (150, 10_000)),
+    _engine(_PRIVBAYES, (300, 10_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(_PRIVBAYES_ZCDP, (100, 5_000)),
+    _engine(_PRIVBAYES_ZCDP, (150, 5_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(_MST, (60, 8_000)),
+    _engine(_MST, (100, 8_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(_AIM, (16, 3_000)),
+    _engine(_AIM, (30, 3_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(EngineSetup("random"), (20, 500)),
+]
