@@ -443,7 +443,7 @@ _PRIVBAYES = EngineSetup("privbayes")
 ZCDP_ENGINE_BUDGET = {"epsilon": 3.0, "delta": 0.1}
 _PRIVBAYES_ZCDP = EngineSetup("privbayes", **ZCDP_ENGINE_BUDGET)
 _MST = EngineSetup("mst", **ZCDP_ENGINE_BUDGET)
-_AIM = EngineSetup("aim", {"rounds": 3, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
+_AIM = EngineSetup("aim", {"rounds": 4, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
 
 CASES: list[AuditCase] = [
     *_mechanism("Laplace", laplace_runs, VECTOR_RUNS, (10_000, 200_000)),

@@ -246,6 +246,14 @@ CURATOR_CALLS: dict[str, list[Call]] = {
     "select_marginal": [
         lambda c, r: c.select_marginal([("a",), ("b",), ("a", "c")], [np.zeros(3), np.zeros(4), np.zeros(6)],
                                     BUDGET, weights=[1.0, 2.0, 1.0], penalties=[0.0, 1.0, 2.0]),
+        lambda c, r: c.select_marginal([("b",), ("a", "b")], [np.zeros(2), np.zeros(6)], BUDGET,
+                                    coarsenings=[{"b": np.array([0, 0, 1, 1])}, {"b": np.array([0, 1, 1, 0])}]),
+    ],
+    "select_small_database": [
+        lambda c, r: c.select_small_database(np.array([[0, 5], [3, 23], [7, 7]]), [(("a",), None), (("b", "c"), None)],
+                                          BUDGET),
+        lambda c, r: c.select_small_database(np.array([[1, 2, 3], [0, 0, 9]]), [(("a", "b"), {"b": np.array([0, 0, 1, 1])})],
+                                          BUDGET),
     ],
     "select_by_dependence": [
         lambda c, r: c.select_by_dependence([("a", ("b",)), ("c", ("a", "b")), ("b", ())], BUDGET, score="mi"),

@@ -73,7 +73,7 @@ def test_engine_statistic_reads_every_measurement_where_it_was_taken(engine: str
     table = tiny_table(3)
     accountant = Accountant(Budget(1e6, delta))
     curator = Curator(table, Domain(NAMES, SIZES), CountRelease(accountant, SeededNoise(1), Neighbouring()))
-    result = make_engine(engine, {"rounds": 3} if engine == "aim" else {}).describe(curator, SILENT)
+    result = make_engine(engine, {"rounds": 4} if engine == "aim" else {}).describe(curator, SILENT)
     assert result.measurements
     for m in result.measurements:
         np.testing.assert_allclose(m.values, expected_values(m, table, result.compression), atol=1e-9)
