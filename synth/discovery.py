@@ -21,6 +21,7 @@ It never reads a minimum, maximum, count or category list for free.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -72,6 +73,7 @@ def discrete_laplace_tail(scale: float, t: int) -> float:
     return q**t / (1.0 + q)
 
 
+@functools.lru_cache(maxsize=256)  # every column of a table asks with the same arguments
 def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[int, float]:
     """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta, and that probability."""
     tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail

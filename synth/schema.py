@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -699,8 +700,7 @@ class Schema:
         columns = tuple(self.columns)
         if not columns or not all(isinstance(c, Column) for c in columns):
             raise SchemaError("a schema needs at least one column (Column objects).")
-        names = [c.name for c in columns]
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = sorted(n for n, times in Counter(c.name for c in columns).items() if times > 1)
         if repeated:
             raise SchemaError(f"column name(s) {repeated} appear more than once; each column needs its own name.")
         markers = self.missing_markers
@@ -728,20 +728,23 @@ class Schema:
         object.__setattr__(self, "columns", columns)
         object.__setattr__(self, "missing_markers", tuple(markers))
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    @property
+    @cached_property
     def sizes(self) -> tuple[int, ...]:
         return tuple(c.size for c in self.columns)
 
+    @cached_property
+    def _by_name(self) -> dict[str, Column]:
+        return {c.name: c for c in self.columns}
+
     def column(self, name: str) -> Column:
         """The column called ``name``."""
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise SchemaError(f"the schema has no column {name!r}; its columns are {list(self.names)}.")
+        if name not in self._by_name:
+            raise SchemaError(f"the schema has no column {name!r}; its columns are {list(self.names)}.")
+        return self._by_name[name]
 
     def select(self, names: Sequence[str]) -> Schema:
         """The schema of just these columns, in the order given."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,7 +54,8 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def _header(path: Path) -> str:
-    """The first non-blank line of a CSV file; InputFileError if it is empty or unreadable."""
+    """The header record of a CSV file (its first non-blank line, or lines when a quoted name holds a
+    line break); InputFileError if the file is empty or unreadable."""
     try:
         with _open_text(path) as handle:
             head = handle.read(_HEADER_CHARS)
@@ -63,10 +65,16 @@ def _header(path: Path) -> str:
         raise InputFileError(
             f"cannot read {path} ({type(exc).__name__}); check that it is a complete, readable file."
         ) from None
-    lines = [line for line in head.splitlines() if line.strip()]
-    if not lines:
+    head = head.lstrip("\r\n\t ")
+    if not head:
         raise InputFileError(f"{path} is empty; pass a CSV file with a header line and rows.")
-    return lines[0]
+    quoted = False
+    for i, char in enumerate(head):  # the header record ends at the first line break outside quotes
+        if char == '"':
+            quoted = not quoted
+        elif char in "\r\n" and not quoted:
+            return head[:i]
+    return head
 
 
 def _delimiter(header: str) -> str:
@@ -94,7 +102,12 @@ def _csv_options(path: Path) -> dict:
     header = _header(path)
     delimiter = _delimiter(header)
     names = next(csv.reader([header], delimiter=delimiter))
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    unnamed = [i + 1 for i, name in enumerate(names) if not name.strip()]
+    if unnamed:
+        shown = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}[delimiter]
+        raise DataError(f"{path}: column(s) {unnamed[:10]} of the header (read as {shown}-separated) have no name; "
+                        "give every column a name in the header line.")
+    repeated = sorted(name for name, times in Counter(names).items() if times > 1)
     if repeated:
         raise DataError(f"{path}: the header names column(s) {repeated} more than once; give each column its own name.")
     return {"sep": delimiter, "dtype": str, "keep_default_na": False, "na_filter": False,

@@ -1,12 +1,19 @@
-"""Shared fixtures: small tables with every column kind, written as CSV files."""
+"""Shared fixtures: small tables with every column kind, written as CSV files; hypothesis profiles
+(``HYPOTHESIS_PROFILE=thorough`` for a long fuzzing run, the default ``ci`` for the suite)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("thorough", max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

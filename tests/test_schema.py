@@ -413,6 +413,15 @@ def test_read_table_detects_delimiter(tmp_path, sep: str) -> None:
     assert df.loc[0, "a"] == "1" and pd.isna(df.loc[0, "b"]) and df.loc[0, "c"] == "007"
 
 
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_quoted_line_break_in_the_header_does_not_hide_the_delimiter(tmp_path, sep: str) -> None:
+    # found by tests/test_fuzz.py: the delimiter was guessed from the header's first physical line
+    path = tmp_path / "t.csv"
+    path.write_text(f'\n"first\nname"{sep}b{sep}c\n1{sep}2{sep}3\n', encoding="utf-8")
+    df = read_table(path)
+    assert list(df.columns) == ["first\nname", "b", "c"] and df.shape == (1, 3)
+
+
 def test_read_table_gzip_and_errors(tmp_path) -> None:
     gz = tmp_path / "t.csv.gz"
     with gzip.open(gz, "wt", encoding="utf-8") as handle:
@@ -433,6 +442,9 @@ def test_read_table_gzip_and_errors(tmp_path) -> None:
     (tmp_path / "dup.csv").write_text("a,a\n1,2\n")
     with pytest.raises(DataError, match="more than once"):
         read_table(tmp_path / "dup.csv")
+    (tmp_path / "unnamed.csv").write_text("a\t\n1\t2\n")  # found by tests/test_fuzz.py: was read as "Unnamed: 1"
+    with pytest.raises(DataError, match=r"column\(s\) \[2\] of the header \(read as tab-separated\) have no name"):
+        read_table(tmp_path / "unnamed.csv")
     (tmp_path / "latin.csv").write_bytes("a\nJos\xe9\n".encode("latin-1"))
     with pytest.raises(InputFileError, match="UTF-8") as info:
         read_table(tmp_path / "latin.csv")
