@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -65,7 +66,7 @@ def _header(path: Path) -> str:
         raise InputFileError(
             f"cannot read {path} ({type(exc).__name__}); check that it is a complete, readable file."
         ) from None
-    head = head.lstrip("\r\n\t ")
+    head = head.lstrip("\r\n")  # pandas skips empty lines, not lines of spaces or tabs
     if not head:
         raise InputFileError(f"{path} is empty; pass a CSV file with a header line and rows.")
     quoted = False
@@ -77,9 +78,14 @@ def _header(path: Path) -> str:
     return head
 
 
+def _fields(record: str, delimiter: str) -> list[str]:
+    """The fields of one CSV record (which may hold quoted line breaks)."""
+    return next(csv.reader(io.StringIO(record, newline=""), delimiter=delimiter), [""])
+
+
 def _delimiter(header: str) -> str:
     """The candidate delimiter that splits the header into the most fields (comma on a tie)."""
-    widths = {d: len(next(csv.reader([header], delimiter=d))) for d in DELIMITERS}
+    widths = {d: len(_fields(header, d)) for d in DELIMITERS}
     return max(DELIMITERS, key=lambda d: widths[d])
 
 
@@ -101,7 +107,7 @@ def _csv_options(path: Path) -> dict:
     """pandas.read_csv arguments for ``path``: its delimiter, every cell as text, nothing guessed."""
     header = _header(path)
     delimiter = _delimiter(header)
-    names = next(csv.reader([header], delimiter=delimiter))
+    names = _fields(header, delimiter)
     unnamed = [i + 1 for i, name in enumerate(names) if not name.strip()]
     if unnamed:
         shown = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}[delimiter]
