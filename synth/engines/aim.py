@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, reject_unknown_options
+from synth.engines.base import EngineResult, megabytes, reject_unknown_options, whole_number
 from synth.engines.mst import require_zcdp
 from synth.errors import EngineError
 from synth.measurement import Measurement
@@ -91,13 +91,10 @@ class AIMEngine:
     def __init__(self, options: Mapping[str, Any]) -> None:
         reject_unknown_options(self.name, options, set(DEFAULTS))
         self._options = {**DEFAULTS, **options}
-        size = self._options["max_model_size"]
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
-            raise EngineError(f"max_model_size must be a positive number of megabytes; got {size!r}.")
+        megabytes(self._options, "max_model_size")
         for key in ("rounds", "iterations", "max_cells"):
-            value = self._options[key]
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise EngineError(f"{key} must be a whole number of at least 1; got {value!r}.")
+            if self._options[key] is not None:
+                whole_number(self._options, key, 1)
 
     @property
     def options(self) -> dict[str, Any]:

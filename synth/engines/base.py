@@ -58,6 +58,29 @@ def whole_number(options: Mapping[str, Any], key: str, least: int) -> int:
     return value
 
 
+def share(options: Mapping[str, Any], key: str, hint: str) -> float:
+    """The option ``key`` as a number strictly between 0 and 1; EngineError (with ``hint``) otherwise."""
+    value = options[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise EngineError(f"{key} must be a number strictly between 0 and 1 ({hint}); got {value!r}.")
+    return value
+
+
+def megabytes(options: Mapping[str, Any], key: str) -> float:
+    """The option ``key`` as a positive number of megabytes; EngineError otherwise."""
+    value = options[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise EngineError(f"{key} must be a positive number of megabytes; got {value!r}.")
+    return value
+
+
+def true_or_false(options: Mapping[str, Any], key: str) -> bool:
+    """The option ``key`` as a boolean; EngineError otherwise."""
+    if not isinstance(options[key], bool):
+        raise EngineError(f"{key} must be true or false; got {options[key]!r}.")
+    return options[key]
+
+
 def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[str]) -> None:
     """Raise EngineError naming any option the engine does not have."""
     unknown = sorted(set(options) - known)

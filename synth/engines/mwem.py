@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, whole_number
+from synth.engines.base import EngineResult, share, true_or_false, whole_number
 from synth.engines.workload import MARGINALS, WorkloadEngine, count_rows
 from synth.errors import EngineError
 from synth.model.domain import Domain
@@ -75,12 +75,8 @@ class MWEMEngine(WorkloadEngine):
             whole_number(self._options, "passes", 1)
         for key in ("max_cells", "iterations"):
             whole_number(self._options, key, 1)
-        share = self._options["selection_share"]
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-            raise EngineError(f"selection_share must be a number strictly between 0 and 1 (the paper uses 0.5); "
-                              f"got {share!r}.")
-        if not isinstance(self._options["average"], bool):
-            raise EngineError(f"average must be true or false; got {self._options['average']!r}.")
+        share(self._options, "selection_share", "the paper uses 0.5")
+        true_or_false(self._options, "average")
         if self._options["representation"] not in REPRESENTATIONS:
             raise EngineError(f"representation must be one of {list(REPRESENTATIONS)}; "
                               f"got {self._options['representation']!r}.")
@@ -113,7 +109,7 @@ class MWEMEngine(WorkloadEngine):
         representation = self.representation(domain)
         rounds = self._options["rounds"] or min(len(workload), DEFAULT_MAX_ROUNDS)
         total, measurements = count_rows(curator)
-        share = self._options["selection_share"]
+        selection_share = self._options["selection_share"]
         passes = self.passes(domain.size(), rounds)
         weights = MultiplicativeWeights(domain, total, passes) if representation == HISTOGRAM else None
         model = None
@@ -123,7 +119,7 @@ class MWEMEngine(WorkloadEngine):
         for number, budget in enumerate(progress.track(round_budgets, "mwem rounds", rounds), 1):
             if number == rounds:  # the last round takes exactly what is left
                 budget = curator.remaining()
-            select, measure = split_budget(budget, [share, 1 - share])
+            select, measure = split_budget(budget, [selection_share, 1 - selection_share])
             estimate = weights if weights is not None else model
             estimates = [item.table(estimate.marginal(item.attrs) if estimate is not None
                                     else np.full(domain.shape(item.attrs), total / domain.size(item.attrs)))

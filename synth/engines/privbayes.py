@@ -11,9 +11,10 @@ left so the total is spent exactly):
    a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in the
    curator's docstring): ``mi``, the count-scaled mutual information n·I(X; Π) that
    DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 under add/remove), or ``r``, the
-   paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 3, no row bound). Π ranges over the sets of at most ``degree`` placed columns that
-   are θ-useful and maximal (no placed column can join Π and stay θ-useful; neither score
-   decreases when a parent is added, so smaller sets would only dilute the choice).
+   paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 3, no row bound).
+   Π ranges over the sets of at most ``degree`` placed columns that are θ-useful and maximal
+   (no placed column can join Π and stay θ-useful; neither score decreases when a parent is
+   added, so smaller sets would only dilute the choice).
    A step whose choice cannot depend on the data (one candidate) costs nothing;
 3. the rest for the parameters: the d marginals (X, Π), measured with equal shares (discrete
    Laplace under pure/approximate DP, discrete Gaussian under zCDP, as the curator chooses).
@@ -49,7 +50,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import DEPENDENCE_SCORES, Curator
-from synth.engines.base import EngineResult, reject_unknown_options
+from synth.engines.base import EngineResult, megabytes, reject_unknown_options, share, true_or_false, whole_number
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.model.junction_tree import model_size_mb
@@ -62,13 +63,6 @@ DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "struct
 COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
 
 Pair = tuple[str, tuple[str, ...]]
-
-
-def _whole(options: Mapping[str, Any], key: str, least: int) -> int:
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise EngineError(f"{key} must be a whole number of at least {least}; got {value!r}.")
-    return value
 
 
 def parent_groups(sizes: Mapping[str, int], bins: int) -> dict[str, np.ndarray]:
@@ -85,22 +79,18 @@ class PrivBayesEngine:
     def __init__(self, options: Mapping[str, Any]) -> None:
         reject_unknown_options(self.name, options, set(DEFAULTS))
         self._options = {**DEFAULTS, **options}
-        _whole(self._options, "degree", 0)
-        _whole(self._options, "parent_bins", 2)
-        _whole(self._options, "max_rows", 1)
-        theta, share = self._options["theta"], self._options["structure_share"]
+        whole_number(self._options, "degree", 0)
+        whole_number(self._options, "parent_bins", 2)
+        whole_number(self._options, "max_rows", 1)
+        theta = self._options["theta"]
         if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 0 < theta < math.inf:
             raise EngineError(f"theta must be a positive number (the paper uses 4); got {theta!r}.")
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-            raise EngineError(f"structure_share must be a number strictly between 0 and 1 (e.g. 0.3); got {share!r}.")
+        share(self._options, "structure_share", "e.g. 0.3")
         if self._options["score"] not in DEPENDENCE_SCORES:
             raise EngineError(f"score must be one of {', '.join(DEPENDENCE_SCORES)} (mutual information, or the "
                               f"PrivBayes paper's R); got {self._options['score']!r}.")
-        size = self._options["max_model_size"]
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
-            raise EngineError(f"max_model_size must be a positive number of megabytes; got {size!r}.")
-        if not isinstance(self._options["fit"], bool):
-            raise EngineError(f"fit must be true or false; got {self._options['fit']!r}.")
+        megabytes(self._options, "max_model_size")
+        true_or_false(self._options, "fit")
 
     @property
     def options(self) -> dict[str, Any]:
@@ -112,14 +102,14 @@ class PrivBayesEngine:
             raise EngineError(
                 f"degree {self._options['degree']} is too large for a table of {len(names)} columns: a column "
                 f"can have at most {len(names) - 1} parents. Lower degree in [engine_options].")
-        share = self._options["structure_share"]
+        beta = self._options["structure_share"]
         measurements: list[Measurement] = []
         if curator.neighbouring.count_is_public:
-            structure, planned = split_budget(curator.remaining(), [share, 1 - share])
+            structure, planned = split_budget(curator.remaining(), [beta, 1 - beta])
             rows = float(curator.public_count())
         else:
             count, structure, planned = split_budget(
-                curator.remaining(), [COUNT_SHARE, (1 - COUNT_SHARE) * share, (1 - COUNT_SHARE) * (1 - share)])
+                curator.remaining(), [COUNT_SHARE, (1 - COUNT_SHARE) * beta, (1 - COUNT_SHARE) * (1 - beta)])
             measurements.append(curator.noisy_count(count))
             rows = max(float(measurements[0].values[0]), 0.0)
         max_cells = rows / (self._options["theta"] * curator.noise_scale(planned / len(names)))
