@@ -44,7 +44,6 @@ benchmarks/RESULTS.md (pgm_benchmark.run_grid / append_summary).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import resource
@@ -56,7 +55,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pgm_benchmark import append_summary, grid_arguments, run_child, run_grid  # noqa: E402
+from pgm_benchmark import grid_main, run_child  # noqa: E402
 from pgm_common import DATA_DIR, kway_tvds, load_adult_coded  # noqa: E402
 
 RUNS = HERE / "out" / "mwem_runs.jsonl"
@@ -171,18 +170,13 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    grid_arguments(parser, CASES, CASES, RUNS.name)
-    args = parser.parse_args()
-    run_grid(RUNS, args.epsilons, args.seeds, args.cases, args.redo, run_case,
-             lambda record: f"tvd={record['tvd_3way']:.4f}")
-    if not args.no_summary:
-        append_summary(RUNS, "mwem and smalldb against mst, aim and SmartNoise-synth's MWEM",
-                       "Error: mean over the workload (all 3-way marginals of the data set's columns: 20 for "
-                       "adult_missing, 56 for adult_coded8, 1 for adult_coded3) of the total-variation distance "
-                       "(½ L1) between normalised marginals of the original and a synthetic table of as many rows. "
-                       "synth mwem/smalldb and SmartNoise's MWEM: pure ε-DP; synth mst/aim: zCDP, δ = 1e-9. "
-                       "Time is mechanism + model + sampling. Cases are described in benchmarks/mwem_benchmark.py.")
+    grid_main(__doc__, RUNS, CASES, CASES, run_case, lambda record: f"tvd={record['tvd_3way']:.4f}",
+              "mwem and smalldb against mst, aim and SmartNoise-synth's MWEM",
+              "Error: mean over the workload (all 3-way marginals of the data set's columns: 20 for "
+              "adult_missing, 56 for adult_coded8, 1 for adult_coded3) of the total-variation distance "
+              "(½ L1) between normalised marginals of the original and a synthetic table of as many rows. "
+              "synth mwem/smalldb and SmartNoise's MWEM: pure ε-DP; synth mst/aim: zCDP, δ = 1e-9. "
+              "Time is mechanism + model + sampling. Cases are described in benchmarks/mwem_benchmark.py.")
 
 
 if __name__ == "__main__":

@@ -116,14 +116,21 @@ def run_child(python: str, script: str, case: str, epsilon: float, seed: int) ->
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def grid_arguments(parser: argparse.ArgumentParser, cases: Sequence[str], default_cases: Sequence[str],
-                   runs_name: str) -> None:
-    """The options every grid benchmark takes: ε values, seeds, cases, --redo and --no-summary."""
+def grid_main(doc: str, runs: Path, cases: Sequence[str], default_cases: Sequence[str],
+              run_case: Callable[[str, float, int], dict], show: Callable[[dict], str], title: str,
+              method: str) -> None:
+    """The command line of a grid benchmark: options for ε values, seeds, cases, --redo and
+    --no-summary; then the grid (``run_grid``) and its summary (``append_summary``)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--cases", nargs="+", default=list(default_cases), choices=list(cases))
-    parser.add_argument("--redo", action="store_true", help=f"run again the runs already in {runs_name}")
+    parser.add_argument("--redo", action="store_true", help=f"run again the runs already in {runs.name}")
     parser.add_argument("--no-summary", action="store_true", help="record runs but do not append to RESULTS.md")
+    args = parser.parse_args()
+    run_grid(runs, args.epsilons, args.seeds, args.cases, args.redo, run_case, show)
+    if not args.no_summary:
+        append_summary(runs, title, method)
 
 
 def summary_table(records: list[dict]) -> list[str]:

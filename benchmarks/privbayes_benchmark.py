@@ -29,7 +29,6 @@ output is scored by this process). Both synthetic tables are scored on the demo 
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import sys
@@ -40,7 +39,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pgm_benchmark import ERROR_METRIC, append_summary, grid_arguments, run_child, run_grid  # noqa: E402
+from pgm_benchmark import ERROR_METRIC, grid_main, run_child  # noqa: E402
 from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
 
 OUT = HERE / "out"
@@ -191,20 +190,16 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    grid_arguments(parser, CASES, ["privbayes-r", "privbayes-r-fit"], RUNS.name)
-    args = parser.parse_args()
-    run_grid(RUNS, args.epsilons, args.seeds, args.cases, args.redo, run_case,
-             lambda record: f"1-way={record['tvd_1way']:.4f} 2-way={record['tvd_2way']:.4f} "
-                            f"3-way={record['tvd_3way']:.4f}")
-    if not args.no_summary:
-        append_summary(RUNS, "privbayes on adult_coded and adult.csv", f"{ERROR_METRIC} δ = {DELTA:g} (zCDP); "
-                       "options degree 2, θ = 4, 8 parent groups, structure share 0.3; `-r` cases use the paper's "
-                       "R score (the default), the others mutual information; `-fit` cases fit a graphical model "
-                       "to the measurements instead of sampling the network; `-raw` cases run on adult.csv with "
-                       "the demo profile and are scored on its codes (all 455 3-way marginals); `datasynthesizer` "
-                       "is DataSynthesizer 0.1.13's correlated attribute mode (k = 2) in its own venv. "
-                       "Time is mechanism + model + sampling.")
+    grid_main(__doc__, RUNS, CASES, ["privbayes-r", "privbayes-r-fit"], run_case,
+              lambda record: f"1-way={record['tvd_1way']:.4f} 2-way={record['tvd_2way']:.4f} "
+                             f"3-way={record['tvd_3way']:.4f}",
+              "privbayes on adult_coded and adult.csv",
+              f"{ERROR_METRIC} δ = {DELTA:g} (zCDP); options degree 2, θ = 4, 8 parent groups, structure share "
+              "0.3; `-r` cases use the paper's R score (the default), the others mutual information; `-fit` cases "
+              "fit a graphical model to the measurements instead of sampling the network; `-raw` cases run on "
+              "adult.csv with the demo profile and are scored on its codes (all 455 3-way marginals); "
+              "`datasynthesizer` is DataSynthesizer 0.1.13's correlated attribute mode (k = 2) in its own venv. "
+              "Time is mechanism + model + sampling.")
 
 
 if __name__ == "__main__":
