@@ -6,6 +6,8 @@ Usage (from the repository root, after `pip install .`):
     python benchmarks/mwem_benchmark.py --epsilons 0.3 1 3 --seeds 2
     python benchmarks/mwem_benchmark.py --epsilons 1 --seeds 1 --cases adult_missing/synth-mwem   # a subset
 
+The default cases leave out SmartNoise on the two large data sets (see ``snsynth-mwem``).
+
 Data sets (from /work/shared/data, see pgm_common.DATA_DIR):
 
 * ``adult_missing``: adult_missing.csv, 32,561 × 6 (age, education, marital-status, relationship,
@@ -14,6 +16,8 @@ Data sets (from /work/shared/data, see pgm_common.DATA_DIR):
   release); 1,555,200 cells.
 * ``adult_coded8``: 8 columns of adult_coded.csv (48,842 rows; workclass, education-num,
   marital-status, occupation, relationship, race, sex, income>50K); 1,814,400 cells.
+* ``adult_coded6``: 6 columns of adult_coded.csv (workclass, marital-status, relationship, race,
+  sex, income>50K); 7,560 cells: the selection on which SmartNoise's MWEM finishes.
 * ``adult_coded3``: 3 columns of adult_coded.csv (sex, race, income>50K); 20 cells: small enough
   for ``smalldb``.
 
@@ -21,20 +25,29 @@ Workload and error: all 3-way marginals of the data set's columns; error = mean 
 total-variation distance (½ L1) between the normalised marginals of the original and of a
 synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
 
-* ``synth-mwem``: ``mwem``, k = 3, default options (rounds = min(workload, 30), ½ of each round's
-  ε to select, passes by the work rule, averaged estimate), pure ε-DP (δ = 0, Laplace), like SmartNoise's;
-* ``synth-mwem-last``: the same with ``average = false`` (the last round's estimate);
+* ``synth-mwem``: ``mwem``, k = 3, default options (candidates: the workload's 1-, 2- and 3-way
+  tables; selection score minus the expected noise of measuring; rounds = the number of columns;
+  ½ of each round's ε to select; passes by the work rule; the last estimate), pure ε-DP (δ = 0,
+  Laplace), like SmartNoise's;
 * ``synth-mwem-pgm``: the same with ``representation = "graphical-model"`` (MWEM+PGM);
+* ``synth-mwem-workload``, ``synth-mwem-no-penalty``: the defaults with ``candidates =
+  "workload"`` (3-way tables only) or ``penalty = false``: what each of the two changes brings;
+* ``synth-mwem-paper``: the paper's MWEM (3-way tables only, no penalty, the average of the
+  rounds' estimates); ``synth-mwem-paper-last``: the same with the last estimate;
 * ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with k = 3 and m = 6 rows (177,100
   candidates), pure ε-DP;
 * ``synth-mst``, ``synth-aim`` (3-way workload): zCDP with δ = 1e-9;
-* ``snsynth-mwem``: SmartNoise-synth 1.0.8's MWEMSynthesizer (its ε, pure DP; as many iterations
-  as synth-mwem's rounds, 3-way cuboid queries, one histogram over all columns), run by this
-  file in /work/venvs/snsynth (`python -m venv /work/venvs/snsynth &&
-  /work/venvs/snsynth/bin/pip install smartnoise-synth`); the driver then imports no synth.
-  ``snsynth-mwem-defaults`` (adult_coded3 only): the same with SmartNoise's own number of
-  iterations (10 · ⌈log10 n⌉ = 50 here), as synth-mwem's single round is too few for its
-  random cuboid queries.
+* ``snsynth-mwem``: SmartNoise-synth 1.0.8's MWEMSynthesizer (its ε, pure DP; one histogram over
+  all columns; cuboid queries up to 3-way, all of them (``q_count`` = their number, as
+  synth-mwem's candidates); as many iterations as synth-mwem's rounds), run by this file in
+  /work/venvs/snsynth (`python -m venv /work/venvs/snsynth && /work/venvs/snsynth/bin/pip install
+  smartnoise-synth`); the driver then imports no synth. A run is stopped after
+  ``SNSYNTH_TIMEOUT`` seconds and recorded as not finished: SmartNoise updates one query object
+  per cell of a measured cuboid against the whole histogram, so its time grows with the domain
+  times the cells measured (adult_missing and adult_coded8 are run on request only).
+  ``snsynth-mwem-defaults`` (adult_coded6 and adult_coded3): SmartNoise's own choices
+  (10 · ⌈log10 n⌉ = 50 iterations, 2 · iterations random cuboids), as it needs more iterations
+  than synth-mwem's rounds.
 
 Time is mechanism + model + sampling (mwem's histogram is rebuilt from its measurements, as
 `synth generate` does). Every run is a fresh process with OPENBLAS_NUM_THREADS=1; runs already in
@@ -60,21 +73,30 @@ from pgm_common import DATA_DIR, kway_tvds, load_adult_coded  # noqa: E402
 
 RUNS = HERE / "out" / "mwem_runs.jsonl"
 SNSYNTH_PYTHON = Path("/work/venvs/snsynth/bin/python")
+SNSYNTH_TIMEOUT = 1800  # seconds; a SmartNoise run stopped then is recorded as not finished
 DELTA = 1e-9
 CODED8 = ("workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex", "income>50K")
+CODED6 = ("workclass", "marital-status", "relationship", "race", "sex", "income>50K")
 CODED3 = ("sex", "race", "income>50K")
 SMALLDB_SIZE = 6
+PAPER = {"candidates": "workload", "penalty": False, "average": True}  # the paper's MWEM
 ENGINES = {  # case → (engine, options, delta)
     "synth-mwem": ("mwem", {}, 0.0),
-    "synth-mwem-last": ("mwem", {"average": False}, 0.0),
     "synth-mwem-pgm": ("mwem", {"representation": "graphical-model"}, 0.0),
+    "synth-mwem-workload": ("mwem", {"candidates": "workload"}, 0.0),
+    "synth-mwem-no-penalty": ("mwem", {"penalty": False}, 0.0),
+    "synth-mwem-paper": ("mwem", PAPER, 0.0),
+    "synth-mwem-paper-last": ("mwem", {**PAPER, "average": False}, 0.0),
     "synth-smalldb": ("smalldb", {"k": 3, "size": SMALLDB_SIZE}, 0.0),
     "synth-mst": ("mst", {}, DELTA),
     "synth-aim": ("aim", {"workload": "3-way"}, DELTA),
 }
-DATASETS = ("adult_missing", "adult_coded8", "adult_coded3")
+DATASETS = ("adult_missing", "adult_coded8", "adult_coded6", "adult_coded3")
+SUBSETS = {"adult_coded8": CODED8, "adult_coded6": CODED6, "adult_coded3": CODED3}
+SMALL = ("adult_coded6", "adult_coded3")  # small enough for SmartNoise's MWEM (its cost grows with the domain)
 CASES = [f"{data}/{case}" for data in DATASETS for case in [*ENGINES, "snsynth-mwem", "snsynth-mwem-defaults"]
-         if case not in ("synth-smalldb", "snsynth-mwem-defaults") or data == "adult_coded3"]
+         if (case != "synth-smalldb" or data == "adult_coded3") and (case != "snsynth-mwem-defaults" or data in SMALL)]
+DEFAULT_CASES = [c for c in CASES if "/snsynth-" not in c or c.split("/")[0] in SMALL]
 
 
 def load(dataset: str) -> tuple[np.ndarray, dict[str, int]]:
@@ -87,14 +109,15 @@ def load(dataset: str) -> tuple[np.ndarray, dict[str, int]]:
         return (np.column_stack([codes for codes, _ in columns]).astype(np.int64),
                 {c: len(values) for c, (_, values) in zip(frame.columns, columns)})
     codes, sizes = load_adult_coded()
-    names = CODED8 if dataset == "adult_coded8" else CODED3
+    names = SUBSETS[dataset]
     positions = [list(sizes).index(c) for c in names]
     return codes[:, positions], {c: sizes[c] for c in names}
 
 
-def default_rounds(columns: int) -> int:
-    """synth-mwem's default number of rounds: the number of 3-way marginals, at most 30."""
-    return min(math.comb(columns, 3), 30)
+def closure_size(columns: int) -> int:
+    """The number of 1-, 2- and 3-way marginals of ``columns`` columns: synth-mwem's candidates
+    (the 3-way workload's downward closure) and SmartNoise's cuboids with marginal_width = 3."""
+    return sum(math.comb(columns, k) for k in (1, 2, 3))
 
 
 def score(record: dict, codes: np.ndarray, synthetic: np.ndarray, sizes: dict[str, int], start: float) -> dict:
@@ -151,8 +174,10 @@ def run_smartnoise(case: str, epsilon: float, seed: int) -> dict:
     np.random.seed(seed)
     random.seed(seed)
     start = time.perf_counter()
-    iterations = None if case.endswith("-defaults") else default_rounds(len(sizes))
-    synthesizer = MWEMSynthesizer(epsilon=epsilon, iterations=iterations, marginal_width=3, split_factor=len(sizes))
+    same = not case.endswith("-defaults")  # synth-mwem's rounds and candidates, or SmartNoise's own
+    synthesizer = MWEMSynthesizer(epsilon=epsilon, iterations=len(sizes) if same else None,
+                                  q_count=closure_size(len(sizes)) if same else None,
+                                  marginal_width=3, split_factor=len(sizes))
     synthesizer.fit(codes, categorical_columns=list(range(len(sizes))))
     synthetic = np.asarray(synthesizer.sample(len(codes)), dtype=np.int64)
     record = {"tool": "smartnoise-synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": 0.0}
@@ -166,11 +191,11 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
         if not SNSYNTH_PYTHON.exists():
             raise SystemExit(f"{SNSYNTH_PYTHON} is missing; create that venv first (see the docstring)")
         python = str(SNSYNTH_PYTHON)
-    return run_child(python, __file__, case, epsilon, seed)
+    return run_child(python, __file__, case, epsilon, seed, SNSYNTH_TIMEOUT if "/snsynth-" in case else None)
 
 
 def main() -> None:
-    grid_main(__doc__, RUNS, CASES, CASES, run_case, lambda record: f"tvd={record['tvd_3way']:.4f}",
+    grid_main(__doc__, RUNS, CASES, DEFAULT_CASES, run_case, lambda record: f"tvd={record['tvd_3way']:.4f}",
               "mwem and smalldb against mst, aim and SmartNoise-synth's MWEM",
               "Error: mean over the workload (all 3-way marginals of the data set's columns: 20 for "
               "adult_missing, 56 for adult_coded8, 1 for adult_coded3) of the total-variation distance "

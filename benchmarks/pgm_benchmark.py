@@ -104,13 +104,17 @@ def run_case(case: str, epsilon: float, seed: int) -> dict:
     return record
 
 
-def run_child(python: str, script: str, case: str, epsilon: float, seed: int) -> dict:
+def run_child(python: str, script: str, case: str, epsilon: float, seed: int, timeout: float | None = None) -> dict:
     """Run ``script --child case epsilon seed`` with ``python`` in a fresh process (one BLAS thread:
     on 2 cores a multithreaded BLAS stalls when anything else runs) and return the JSON record it
-    prints last."""
+    prints last; after ``timeout`` seconds the run is stopped and recorded as not finished."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([python, script, "--child", case, str(epsilon), str(seed)], capture_output=True,
-                          text=True, check=False, env=env)
+    try:
+        done = subprocess.run([python, script, "--child", case, str(epsilon), str(seed)], capture_output=True,
+                              text=True, check=False, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"case": case, "epsilon": epsilon, "seed": seed, "timed_out": True, "seconds": timeout,
+                "peak_mib": float("nan")}
     if done.returncode != 0:
         raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -140,6 +144,13 @@ def summary_table(records: list[dict]) -> list[str]:
     lines = ["| case | ε | runs | mean 3-way TVD ± s.e. | time (s) | peak memory (MiB) |",
              "| --- | ---: | ---: | --- | ---: | ---: |"]
     for (case, epsilon), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+        unfinished = [r for r in runs if r.get("timed_out")]
+        runs = [r for r in runs if not r.get("timed_out")]
+        if unfinished:
+            lines.append(f"| {case} | {epsilon:g} | {len(unfinished)} | did not finish in "
+                         f"{min(r['seconds'] for r in unfinished):,.0f} s (stopped) | — | — |")
+        if not runs:
+            continue
         tvd = np.array([r["tvd_3way"] for r in runs])
         se = tvd.std(ddof=1) / np.sqrt(tvd.size) if tvd.size > 1 else float("nan")
         seconds = np.mean([r["seconds"] for r in runs])
@@ -164,7 +175,8 @@ def run_grid(runs: Path, epsilons: Sequence[float], seeds: int, cases: Sequence[
                 record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 with runs.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
-                print(f"{case:15s} eps={epsilon:<5g} seed={seed} {show(record)} "
+                outcome = "did not finish" if record.get("timed_out") else show(record)
+                print(f"{case:15s} eps={epsilon:<5g} seed={seed} {outcome} "
                       f"{record['seconds']:.1f} s {record['peak_mib']:.0f} MiB", flush=True)
 
 

@@ -114,6 +114,13 @@ class CountRelease:
         """The noise scale (Gaussian σ or Laplace b) per cell of a histogram released with ``budget``."""
         return self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)[1]
 
+    def expected_absolute_noise(self, budget: float) -> float:
+        """The mean absolute noise per cell of a histogram released with ``budget``: √(2/π)·σ for
+        the Gaussian, b for the Laplace (the continuous laws' means; the discrete ones' are within
+        a few per cent once the scale exceeds 1)."""
+        mechanism, scale, _ = self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)
+        return math.sqrt(2 / math.pi) * scale if mechanism == "discrete_gaussian" else scale
+
     def release(self, counts: np.ndarray, budget: float, query: str, extra_delta: float = 0.0,
                 note: str = "") -> NoisyCounts:
         """Charge, then add noise to ``counts`` (a histogram: one row moves one cell by one).
@@ -169,6 +176,10 @@ class Curator:
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""
         return self._counts.noise_scale(budget)
+
+    def expected_absolute_noise(self, budget: float) -> float:
+        """The mean absolute noise per cell of a marginal measured with ``budget`` (public)."""
+        return self._counts.expected_absolute_noise(budget)
 
     def remaining(self) -> float:
         """What is left of the budget, in ``budget_unit``, rounded down (safe to spend)."""

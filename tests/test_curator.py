@@ -143,3 +143,16 @@ def test_compressed_view_merges_codes_and_shares_the_budget():
     expected = np.bincount(mapping[codes[:, 0]], minlength=6)
     assert np.abs(m.values - expected).max() <= 3
     assert len(curator.accountant.ledger) == 1  # charged to the shared accountant
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_expected_absolute_noise_is_the_mean_error_of_a_measurement(delta):
+    codes = np.arange(20_000)[:, None] % 10_000
+    domain = Domain(("x",), (10_000,))
+    accountant = Accountant(Budget(1.0, delta))
+    curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(5), Neighbouring()))
+    budget = curator.remaining() / 4
+    expected = curator.expected_absolute_noise(budget)
+    measured = curator.measure_marginal(("x",), budget)
+    observed = np.abs(measured.values - 2).mean()  # every cell holds 2 rows
+    assert expected > 1 and observed == pytest.approx(expected, rel=0.05)  # 10,000 cells: s.e. about 1 %

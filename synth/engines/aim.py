@@ -25,7 +25,6 @@ measurements, and generation refits them.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -135,7 +134,7 @@ class AIMEngine:
                 domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
                      or (exact_sizes and model_size_mb(domain, cliques + [c]) <= limit)))]  # or triangulating
-            penalty = math.sqrt(2 / math.pi) * curator.noise_scale(rho_measure)
+            penalty = curator.expected_absolute_noise(rho_measure)
             before = [model.marginal(c) for c in allowed]
             choice = curator.select_marginal(
                 allowed, before, rho_select,

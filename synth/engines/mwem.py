@@ -44,7 +44,7 @@ import numpy as np
 
 from synth.curator import Curator
 from synth.engines.base import EngineResult, share, true_or_false, whole_number
-from synth.engines.workload import MARGINALS, WorkloadEngine, count_rows
+from synth.engines.workload import MARGINALS, WorkloadEngine, WorkloadTable, count_rows, downward_closure
 from synth.errors import EngineError
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
@@ -53,10 +53,19 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 HISTOGRAM, GRAPHICAL = "histogram", "graphical-model"
+WORKLOAD, CLOSURE = "workload", "closure"
+CANDIDATES = (WORKLOAD, CLOSURE)
 REPRESENTATIONS = ("auto", HISTOGRAM, GRAPHICAL)
-DEFAULT_MAX_ROUNDS = 30  # rounds default to the workload's size, at most this
 PASS_WORK = 3 * 10**9  # cell updates that the default number of passes may spend in all (~20 s)
 PASSES = (10, 1000)  # the least and most passes by default
+
+
+def default_rounds(workload: list[WorkloadTable], candidates: list[WorkloadTable]) -> int:
+    """Rounds by default: as many as the columns the workload touches, at most one per candidate.
+    More rounds each measure with less; on adult_missing (6 columns) and 8 columns of adult_coded
+    the error was lowest near one round per column (benchmarks/RESULTS.md)."""
+    columns = {a for item in workload for a in item.attrs}
+    return min(len(candidates), len(columns))
 
 
 class MWEMEngine(WorkloadEngine):
@@ -66,6 +75,7 @@ class MWEMEngine(WorkloadEngine):
     defaults: ClassVar[dict[str, Any]] = {
         "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
         "max_cells": 10**7, "passes": None, "average": False, "iterations": 100,
+        "candidates": CLOSURE, "penalty": True,
     }
 
     def check_options(self) -> None:
@@ -77,6 +87,9 @@ class MWEMEngine(WorkloadEngine):
             whole_number(self._options, key, 1)
         share(self._options, "selection_share", "the paper uses 0.5")
         true_or_false(self._options, "average")
+        true_or_false(self._options, "penalty")
+        if self._options["candidates"] not in CANDIDATES:
+            raise EngineError(f"candidates must be one of {list(CANDIDATES)}; got {self._options['candidates']!r}.")
         if self._options["representation"] not in REPRESENTATIONS:
             raise EngineError(f"representation must be one of {list(REPRESENTATIONS)}; "
                               f"got {self._options['representation']!r}.")
@@ -106,8 +119,9 @@ class MWEMEngine(WorkloadEngine):
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         domain = curator.domain
         workload = self.workload(domain)
+        candidates = downward_closure(workload) if self._options["candidates"] == CLOSURE else workload
         representation = self.representation(domain)
-        rounds = self._options["rounds"] or min(len(workload), DEFAULT_MAX_ROUNDS)
+        rounds = self._options["rounds"] or default_rounds(workload, candidates)
         total, measurements = count_rows(curator)
         selection_share = self._options["selection_share"]
         passes = self.passes(domain.size(), rounds)
@@ -123,9 +137,11 @@ class MWEMEngine(WorkloadEngine):
             estimate = weights if weights is not None else model
             estimates = [item.table(estimate.marginal(item.attrs) if estimate is not None
                                     else np.full(domain.shape(item.attrs), total / domain.size(item.attrs)))
-                         for item in workload]
-            item = workload[curator.select_marginal([w.attrs for w in workload], estimates, select,
-                                                    coarsenings=[w.groups for w in workload])]
+                         for item in candidates]
+            noise = curator.expected_absolute_noise(measure) if self._options["penalty"] else 0.0
+            item = candidates[curator.select_marginal([c.attrs for c in candidates], estimates, select,
+                                                      penalties=[noise * c.cells(domain) for c in candidates],
+                                                      coarsenings=[c.groups for c in candidates])]
             measured = curator.measure_marginal(item.attrs, measure, coarsening=item.groups)
             measurements.append(measured)
             selected.append(item.label())

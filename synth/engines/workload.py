@@ -79,6 +79,20 @@ def marginal_workload(domain: Domain, k: Any) -> list[WorkloadTable]:
     return [WorkloadTable(attrs) for attrs in itertools.combinations(domain.names, order)]
 
 
+def downward_closure(workload: Sequence[WorkloadTable]) -> list[WorkloadTable]:
+    """The workload's tables and every table over a non-empty subset of one's columns (each column
+    on the same groups), without repeats, in the order first met. A sub-table's cells are sums of
+    its table's cells: counting queries that answer part of the workload at a smaller table's cost."""
+    seen: dict[tuple, WorkloadTable] = {}
+    for item in workload:
+        for size in range(len(item.attrs), 0, -1):
+            for attrs in itertools.combinations(item.attrs, size):
+                groups = {a: item.groups[a] for a in attrs if a in item.groups}
+                key = (attrs, tuple((a, m.tobytes()) for a, m in groups.items()))
+                seen.setdefault(key, WorkloadTable(attrs, groups))
+    return list(seen.values())
+
+
 def check_workload_option(spec: Any) -> None:
     """Check the form of a ``workload`` option before anything is spent: "marginals", or a
     non-empty list of non-empty tables {column: condition}."""

@@ -272,6 +272,7 @@ RELEASE_CALLS: dict[str, list[Call]] = {
 NOT_MECHANISMS = {
     "remaining": "reads the accountant only",
     "noise_scale": "a calibration from the budget alone",
+    "expected_absolute_noise": "a calibration from the budget alone",
     "compressed": "a view over the same rows and accountant; measures nothing itself",
     "public_count": "the row count, public by definition under replace-one (refused under add/remove)",
     "calibrate": "a calibration from the budget alone",
