@@ -155,7 +155,8 @@ def test_the_theory_size_on_a_larger_domain_is_refused_with_the_space_size():
     rng = np.random.default_rng(0)
     domain = Domain(("a", "b", "c", "d"), (4, 4, 4, 4))
     codes = rng.integers(0, 4, (5000, 4))
-    with pytest.raises(EngineError, match=r"among \d\.\d+e\+\d+ databases of \d+ rows from a domain of 256 cells"):
+    with pytest.raises(EngineError, match=r"among \d\.\d+e\+\d+ databases of \d+ rows \(the theory's m for about "
+                       r"\d,\d{3} rows.*option size.*from a domain of 256 cells.*Nothing was released"):
         make_engine("smalldb").describe(curator_for(codes, domain, 1.0), SILENT)
 
 

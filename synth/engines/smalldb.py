@@ -75,16 +75,17 @@ class SmallDBEngine(WorkloadEngine):
             whole_number(self._options, "size", 1)
         whole_number(self._options, "max_candidates", 1)
 
-    def check_space(self, cells: int, size: int) -> int:
-        """The number of candidate databases; EngineError when it exceeds ``max_candidates``."""
+    def check_space(self, cells: int, size: int, origin: str = "") -> int:
+        """The number of candidate databases; EngineError when it exceeds ``max_candidates``
+        (``origin``: how ``size`` was chosen, said in the message)."""
         count = math.comb(cells + size - 1, size)
         limit = self._options["max_candidates"]
         if count > limit:
             raise EngineError(
-                f"smalldb would choose among {count:.3g} databases of {size} rows from a domain of {cells:,} "
-                f"cells, more than max_candidates = {limit:,} (each is scored: time and memory grow with the "
-                "count). Use engine \"mwem\" for this table, or set a smaller size, fewer columns, or a larger "
-                "max_candidates."
+                f"smalldb would choose among {count:.3g} databases of {size} rows{origin} from a domain of "
+                f"{cells:,} cells, more than max_candidates = {limit:,} (each is scored: time and memory grow "
+                "with the count). Use engine \"mwem\" for this table, or set a smaller size, fewer columns, "
+                "or a larger max_candidates. Nothing was released."
             )
         return count
 
@@ -101,7 +102,9 @@ class SmallDBEngine(WorkloadEngine):
         queries = sum(item.cells(domain) for item in workload)
         if size is None:
             size = theory_size(cells, queries, draw_epsilon(budget, curator.budget_unit), total)
-        count = self.check_space(cells, size)
+        count = self.check_space(cells, size, "" if self._options["size"] is not None else (
+            f" (the theory's m for about {total:,.0f} rows: Dwork & Roth, Theorem 4.5; the option size "
+            "sets m yourself)"))
         progress.message(f"smalldb: scoring {count:,} databases of {size} rows on {queries} queries")
         databases = multisets(cells, size)
         chosen = databases[curator.select_small_database(databases, [(w.attrs, w.groups) for w in workload], budget)]
