@@ -47,12 +47,15 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
   times the cells measured (adult_missing and adult_coded8 are run on request only).
   ``snsynth-mwem-defaults`` (adult_coded6 and adult_coded3): SmartNoise's own choices
   (10 · ⌈log10 n⌉ = 50 iterations, 2 · iterations random cuboids), as it needs more iterations
-  than synth-mwem's rounds.
+  than synth-mwem's rounds. ``snsynth-mwem-split3`` (adult_missing): its own choices with
+  ``split_factor = 3``, its way to scale: the columns are cut into groups of 3 with one
+  histogram each, sampled independently of each other.
 
 Time is mechanism + model + sampling (mwem's histogram is rebuilt from its measurements, as
 `synth generate` does). Every run is a fresh process with OPENBLAS_NUM_THREADS=1; runs already in
 benchmarks/out/mwem_runs.jsonl are skipped (--redo repeats them); the summary is appended to
-benchmarks/RESULTS.md (pgm_benchmark.run_grid / append_summary).
+benchmarks/RESULTS.md (pgm_benchmark.run_grid / append_summary), with the error-against-ε curves
+of every recorded run drawn to docs/mwem-error-vs-epsilon.png.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from pgm_benchmark import grid_main, run_child  # noqa: E402
 from pgm_common import DATA_DIR, kway_tvds, load_adult_coded  # noqa: E402
 
 RUNS = HERE / "out" / "mwem_runs.jsonl"
+FIGURE = HERE.parent / "docs" / "mwem-error-vs-epsilon.png"
 SNSYNTH_PYTHON = Path("/work/venvs/snsynth/bin/python")
 SNSYNTH_TIMEOUT = 1800  # seconds; a SmartNoise run stopped then is recorded as not finished
 DELTA = 1e-9
@@ -94,8 +98,10 @@ ENGINES = {  # case → (engine, options, delta)
 DATASETS = ("adult_missing", "adult_coded8", "adult_coded6", "adult_coded3")
 SUBSETS = {"adult_coded8": CODED8, "adult_coded6": CODED6, "adult_coded3": CODED3}
 SMALL = ("adult_coded6", "adult_coded3")  # small enough for SmartNoise's MWEM (its cost grows with the domain)
-CASES = [f"{data}/{case}" for data in DATASETS for case in [*ENGINES, "snsynth-mwem", "snsynth-mwem-defaults"]
-         if (case != "synth-smalldb" or data == "adult_coded3") and (case != "snsynth-mwem-defaults" or data in SMALL)]
+CASES = [f"{data}/{case}" for data in DATASETS
+         for case in [*ENGINES, "snsynth-mwem", "snsynth-mwem-defaults", "snsynth-mwem-split3"]
+         if (case != "synth-smalldb" or data == "adult_coded3") and (case != "snsynth-mwem-defaults" or data in SMALL)
+         and (case != "snsynth-mwem-split3" or data == "adult_missing")]
 DEFAULT_CASES = [c for c in CASES if "/snsynth-" not in c or c.split("/")[0] in SMALL]
 
 
@@ -174,10 +180,10 @@ def run_smartnoise(case: str, epsilon: float, seed: int) -> dict:
     np.random.seed(seed)
     random.seed(seed)
     start = time.perf_counter()
-    same = not case.endswith("-defaults")  # synth-mwem's rounds and candidates, or SmartNoise's own
+    same = case.endswith("/snsynth-mwem")  # synth-mwem's rounds and candidates, or SmartNoise's own
     synthesizer = MWEMSynthesizer(epsilon=epsilon, iterations=len(sizes) if same else None,
-                                  q_count=closure_size(len(sizes)) if same else None,
-                                  marginal_width=3, split_factor=len(sizes))
+                                  q_count=closure_size(len(sizes)) if same else None, marginal_width=3,
+                                  split_factor=3 if case.endswith("-split3") else len(sizes))
     synthesizer.fit(codes, categorical_columns=list(range(len(sizes))))
     synthetic = np.asarray(synthesizer.sample(len(codes)), dtype=np.int64)
     record = {"tool": "smartnoise-synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": 0.0}
@@ -201,7 +207,8 @@ def main() -> None:
               "adult_missing, 56 for adult_coded8, 1 for adult_coded3) of the total-variation distance "
               "(½ L1) between normalised marginals of the original and a synthetic table of as many rows. "
               "synth mwem/smalldb and SmartNoise's MWEM: pure ε-DP; synth mst/aim: zCDP, δ = 1e-9. "
-              "Time is mechanism + model + sampling. Cases are described in benchmarks/mwem_benchmark.py.")
+              "Time is mechanism + model + sampling. Cases are described in benchmarks/mwem_benchmark.py. "
+              f"Error against ε, every run recorded: {FIGURE.relative_to(HERE.parent)}.", FIGURE)
 
 
 if __name__ == "__main__":

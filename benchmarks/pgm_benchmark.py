@@ -122,9 +122,10 @@ def run_child(python: str, script: str, case: str, epsilon: float, seed: int, ti
 
 def grid_main(doc: str, runs: Path, cases: Sequence[str], default_cases: Sequence[str],
               run_case: Callable[[str, float, int], dict], show: Callable[[dict], str], title: str,
-              method: str) -> None:
+              method: str, figure: Path | None = None) -> None:
     """The command line of a grid benchmark: options for ε values, seeds, cases, --redo and
-    --no-summary; then the grid (``run_grid``) and its summary (``append_summary``)."""
+    --no-summary; then the grid (``run_grid``), its summary (``append_summary``) and, given a
+    ``figure`` path, the error-against-ε curves of every run recorded (``plot_error_curves``)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=2)
@@ -135,6 +136,42 @@ def grid_main(doc: str, runs: Path, cases: Sequence[str], default_cases: Sequenc
     run_grid(runs, args.epsilons, args.seeds, args.cases, args.redo, run_case, show)
     if not args.no_summary:
         append_summary(runs, title, method)
+        if figure is not None:
+            plot_error_curves(runs, figure, title)
+
+
+def plot_error_curves(runs: Path, figure_path: Path, title: str) -> None:
+    """A PNG of mean error (± s.e.) against ε, one panel per data set (the part of the case name
+    before ``/``), one line per case, from every finished run in ``runs``."""
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    groups: dict[str, dict[str, dict[float, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for record in map(json.loads, runs.read_text().splitlines()):
+        if not record.get("timed_out"):
+            data, _, case = record["case"].rpartition("/")
+            groups[data][case][float(record["epsilon"])].append(record["tvd_3way"])
+    names = sorted({case for cases in groups.values() for case in cases})
+    colours = {case: colormaps["tab20"](i % 20) for i, case in enumerate(names)}  # one colour a case everywhere
+    columns = min(2, len(groups))
+    rows = -(-len(groups) // columns)
+    figure = Figure(figsize=(5.5 * columns, 4.2 * rows))
+    for panel, (data, cases) in enumerate(sorted(groups.items()), 1):
+        axes = figure.add_subplot(rows, columns, panel)
+        for case, by_epsilon in sorted(cases.items()):
+            epsilons = sorted(by_epsilon)
+            means = [np.mean(by_epsilon[e]) for e in epsilons]
+            errors = [np.std(by_epsilon[e], ddof=1) / np.sqrt(len(by_epsilon[e])) if len(by_epsilon[e]) > 1 else 0
+                      for e in epsilons]
+            axes.errorbar(epsilons, means, yerr=errors, marker="o", markersize=3, capsize=2, label=case,
+                          color=colours[case])
+        axes.set(xscale="log", yscale="log", xlabel="ε", title=data or title)
+        axes.set_ylabel("mean 3-way TVD")
+        axes.legend(fontsize=6)
+    figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(figure_path, dpi=96)
+    print(f"error curves: {figure_path}")
 
 
 def summary_table(records: list[dict]) -> list[str]:
