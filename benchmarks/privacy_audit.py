@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(event chosen on half the runs, Clopper–Pearson bounds at the confidence shown on the other half; "
         "ε ≥ log((p_lo − δ)/p'_hi)). The numpy sampler is seeded (reproducible); OpenDP's draws OS entropy. Claims come from synth's accounting (zCDP converted with "
         "zcdp_to_approx_epsilon at the δ shown). Engines: the log-likelihood ratio of every released "
-        "measurement, so the selection steps' share of the budget is not seen by the audit. "
+        "measurement, so the selection steps' share of the budget is not seen by the audit (SmallDB: the "
+        "database it drew, its noisy count not seen). "
         + ("Every honest case stays within its claim and every deliberate bug is caught." if not bad else
            f"NOT AS EXPECTED: {', '.join(bad)}."), "",
         *table(outcomes), "",
