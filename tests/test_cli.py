@@ -293,6 +293,29 @@ def test_no_output_the_cli_writes_is_replaced_without_force(capsys, tmp_path, sm
     assert all((tmp_path / name).read_text() == "previous\n" for name in names)
 
 
+def _spent_understated(text: str) -> str:
+    data = json.loads(text)
+    data["privacy"]["spent"]["epsilon"] = 0.01
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("damage,needle", [
+    (lambda text: text[:len(text) // 2], "not valid JSON"),
+    (lambda text: text.replace('"format_version": 1', '"format_version": 2'), "format version 2"),
+    (_spent_understated, "was altered"),
+], ids=["truncated", "version", "spent edited"])
+def test_a_damaged_description_is_refused_by_every_command_that_reads_one(capsys, tmp_path, small_release,
+                                                                          damage, needle):
+    data, release = small_release
+    damaged = tmp_path / "d.json"
+    damaged.write_text(damage((release / "description.json").read_text()))
+    for argv in (["generate", str(damaged), "-o", str(tmp_path / "s.csv")], ["inspect", str(damaged)],
+                 ["evaluate", str(data), str(release / "synthetic.csv"), "--description", str(damaged)]):
+        code, _, err = run_cli(capsys, *argv)
+        assert_clean_error(code, err, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
+
+
 def test_seeded_releases_are_marked_and_warned_about_and_others_use_os_entropy(capsys, tmp_path, mixed_csv):
     """A seed from --seed or from the profile: the Description and the manifest say so and the
     command warns on stderr (even with --quiet). No seed: OpenDP's sampler, no warning."""
