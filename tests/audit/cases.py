@@ -23,6 +23,7 @@ own seeded noise source.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import zlib
 from collections.abc import Callable, Mapping
@@ -557,8 +558,7 @@ _AIM = EngineSetup("aim", {"rounds": 4, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
 _MWEM = EngineSetup("mwem", {"k": 2, "rounds": 3, "passes": 10, "selection_share": 0.1})
 # SmallDB on the table where one row moves its scores the most (``small_database_runs``): 11 candidates
 _SMALLDB = EngineSetup("smalldb", {"k": 1, "size": 10}, columns=1, statistic=chosen_database, table=skewed_table)
-_SMALLDB_REPLACE = EngineSetup("smalldb", {"k": 1, "size": 10}, relation="replace", columns=1,
-                               statistic=chosen_database, table=skewed_table)
+_SMALLDB_REPLACE = dataclasses.replace(_SMALLDB, relation="replace")
 
 CASES: list[AuditCase] = [
     *_mechanism("Laplace", laplace_runs, VECTOR_RUNS, (10_000, 200_000)),
@@ -588,7 +588,8 @@ CASES: list[AuditCase] = [
     *(case for notion, label in _COUNT_NOTIONS for case in _honest_and_broken(
         f"{label}, one count released twice", partial(repeated_query_runs, notion, Accountant),
         partial(repeated_query_runs, notion, ChargesOncePerQuery), VECTOR_RUNS, CHARGED_ONCE)),
-    # engines: every measurement's log-likelihood ratio; small default runs, real power when strong
+    # engines: every measurement's log-likelihood ratio (SmallDB: the database drawn); small default runs, real
+    # power when strong
     _engine(_INDEPENDENT, (400, 20_000)),
     _engine(_INDEPENDENT, (1_000, 20_000), mutation=HALVED, wrap=WeakerNoise),
     _engine(_INDEPENDENT_REPLACE, (400, 20_000)),
