@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from synth import api
-from synth.description import load_description, save_description
+from synth.description import Description, load_description, save_description
 from synth.errors import SynthError
 from synth.files import check_writable
 from synth.generate import FIT_ITERATIONS
@@ -24,8 +24,9 @@ from synth.progress import Progress
 from synth.tableio import read_table, write_table
 
 DEMO_TARGET = "income"
-SEEDED_WARNING = ("warning: --seed makes the noise reproducible; such a release is for tests and "
-                  "benchmarks only and must not be shared (the Description records it as seeded).")
+SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
+                  "reproducible; it is for tests and benchmarks only and must not be shared (the Description "
+                  "records it as seeded).")
 
 
 def positive_int(text: str) -> int:
@@ -142,13 +143,23 @@ def _summarise_run(result: api.RunResult) -> None:
           + ", ".join(sorted(set(result.description.domain_sources.values()))))
 
 
+def _warn_if_seeded(description: Description) -> None:
+    """The seeded-release warning, on stderr even with --quiet: a seed from the profile counts too."""
+    if description.seeded:
+        print(SEEDED_WARNING, file=sys.stderr)
+
+
 def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
     data = resources.files("synth") / "data"
+    report, json_path = args.out / "evaluation.html", args.out / "evaluation.json"
+    if args.out.is_dir():  # refuse before the release is made and written, as `run` does for its files
+        for path in (report, json_path):
+            check_writable(path, args.force)
     with resources.as_file(data / "adult.csv.gz") as csv, resources.as_file(data / "adult.toml") as toml:
         result = api.run(csv, args.out, toml, epsilon=args.epsilon, seed=args.seed, force=args.force,
                          progress=progress, report_to=None if args.quiet else sys.stderr)
+        _warn_if_seeded(result.description)
         progress.message("evaluating the synthetic table against the original")
-        report, json_path = args.out / "evaluation.html", args.out / "evaluation.json"
         evaluation = api.evaluate(csv, result.files["synthetic"], result.description, target=DEMO_TARGET,
                                   report=report, json_path=json_path, force=args.force, progress=progress)
     if not args.quiet:
@@ -157,6 +168,7 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
+    check_writable(args.out, args.force)
     markers = _markers(args)
     profile = draft_profile(read_table(args.data, markers), missing_markers=markers)
     save_profile(profile, args.out, force=args.force)
@@ -171,6 +183,7 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
                                engine=args.engine, rows=args.rows, seed=args.seed, progress=progress,
                                report_to=None if args.quiet else sys.stderr)
     save_description(description, args.out, force=args.force)
+    _warn_if_seeded(description)
     if not args.quiet:
         print(f"wrote the Description to {args.out}")
 
@@ -188,6 +201,7 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
                      engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
                      progress=progress, report_to=None if args.quiet else sys.stderr)
+    _warn_if_seeded(result.description)
     if not args.quiet:
         _summarise_run(result)
 
@@ -216,8 +230,6 @@ COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet = getattr(args, "quiet", False)
-    if getattr(args, "seed", None) is not None and args.command in ("demo", "describe", "run"):
-        print(SEEDED_WARNING, file=sys.stderr)
     try:
         COMMANDS[args.command](args, Progress(quiet=quiet))
     except SynthError as exc:

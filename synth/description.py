@@ -29,7 +29,7 @@ from synth.files import atomic_write_text
 from synth.measurement import Measurement
 from synth.model.compression import compressed_sizes
 from synth.model.domain import Domain
-from synth.privacy import LedgerEntry
+from synth.privacy import Accountant, Budget, LedgerEntry, Notion
 from synth.schema import DomainSource, Schema
 
 FORMAT = "synth-description"
@@ -154,7 +154,7 @@ class Description:
 
     def validate(self, stated_totals: dict[str, float] | None = None) -> None:
         """Check compression maps and measurements against the domain, and the stated totals
-        against the ledger."""
+        and spent against the ledger (replayed on an accountant with the stated budget)."""
         schema_sizes = dict(zip(self.schema.names, self.schema.sizes))
         for name, mapping in self.compression.items():
             valid = (name in schema_sizes and mapping.shape == (schema_sizes[name],)
@@ -190,6 +190,35 @@ class Description:
                         f"the Description states a total {key} of {stated} but its ledger adds up "
                         f"to {value}; the file was altered. Do not share it."
                     )
+            self._check_spent()
+
+    def _check_spent(self) -> None:
+        """The stated budget must admit the ledger's charges, in order, and the stated spent must
+        be what an accountant with that budget reports after them."""
+        budget, spent = self.privacy.get("budget"), self.privacy.get("spent")
+        if not isinstance(budget, dict) or not isinstance(spent, dict):
+            raise DescriptionError("the Description lacks its privacy budget or what was spent; the file is "
+                                   "inconsistent.")
+        try:
+            accountant = Accountant(Budget(budget["epsilon"], budget["delta"]), Notion(budget["notion"]),
+                                    composition=budget["composition"], delta_reserve=budget["delta_reserve"],
+                                    delta_slack=budget["delta_slack"])
+            for e in self.ledger:
+                accountant.charge(e.cost, mechanism=e.mechanism, query=e.query, sensitivity=e.sensitivity,
+                                  noise_scale=e.noise_scale, note=e.note)
+        except (KeyError, TypeError, ValueError, SynthError) as exc:
+            raise DescriptionError(
+                f"the Description's ledger cannot be replayed on its stated budget ({exc}); the file was altered. "
+                "Do not share it."
+            ) from exc
+        for key, value in accountant.spent().items():
+            stated = spent.get(key)
+            numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (stated, value))
+            if not (math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15) if numbers else stated == value):
+                raise DescriptionError(
+                    f"the Description states {stated!r} spent as {key} but its ledger and budget give "
+                    f"{value!r}; the file was altered. Do not share it."
+                )
 
 
 def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:

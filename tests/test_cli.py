@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from synth.cli import main
+from synth import api
+from synth.cli import SEEDED_WARNING, main
+from tests.conftest import mixed_table
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -53,7 +58,7 @@ def test_run_without_profile_gives_a_dp_release(capsys, tmp_path, mixed_csv):
     ages = synthetic["age"].replace("", np.nan).dropna().astype(int)
     assert ages.between(0, 256).all()
     pd.to_datetime(synthetic["joined"].replace("", np.nan).dropna(), format="mixed")
-    assert "seed" in err or err == "" or "warning" in err
+    assert SEEDED_WARNING in err  # even with --quiet
 
 
 def test_describe_generate_inspect_evaluate_chain(capsys, tmp_path, mixed_csv):
@@ -245,3 +250,110 @@ def test_a_run_that_fails_while_writing_leaves_nothing(capsys, tmp_path, mixed_c
     if isinstance(failure, KeyboardInterrupt):
         code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "1", "-o", str(out))
         assert code == 130 and "interrupted" in err and list(out.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def small_release(tmp_path_factory) -> tuple[Path, Path]:
+    """A table and a seeded release made from it (synthetic.csv, description.json, manifest.json)."""
+    folder = tmp_path_factory.mktemp("release")
+    data = folder / "mixed.csv"
+    mixed_table(500).to_csv(data, index=False)
+    api.run(data, folder / "release", epsilon=1.0, seed=1, report_to=None)
+    return data, folder / "release"
+
+
+RUN_FILES = ["synthetic.csv", "description.json", "manifest.json"]
+OUTPUTS = {  # command line (data, release, out folder) -> the output files it would write
+    "describe": (lambda d, r, o: ["describe", d, "--epsilon", "1", "--seed", "1", "-o", f"{o}/d.json"], ["d.json"]),
+    "generate": (lambda d, r, o: ["generate", f"{r}/description.json", "--rows", "10", "-o", f"{o}/s.csv"],
+                 ["s.csv"]),
+    **{f"run {name}": (lambda d, r, o: ["run", d, "--epsilon", "1", "--seed", "1", "-o", o], [name])
+       for name in RUN_FILES},
+    "profile": (lambda d, r, o: ["profile", d, "-o", f"{o}/p.toml"], ["p.toml"]),
+    "inspect --report": (lambda d, r, o: ["inspect", f"{r}/description.json", "--report", f"{o}/i.html"],
+                         ["i.html"]),
+    "evaluate --json": (lambda d, r, o: ["evaluate", d, f"{r}/synthetic.csv", "--json", f"{o}/m.json"], ["m.json"]),
+    "evaluate --report": (lambda d, r, o: ["evaluate", d, f"{r}/synthetic.csv", "--report", f"{o}/e.html",
+                                           "--json", f"{o}/m.json"], ["e.html"]),
+    **{f"demo {name}": (lambda d, r, o: ["demo", "-o", o], [name]) for name in ("evaluation.json", "evaluation.html")},
+}
+
+
+@pytest.mark.parametrize("command", OUTPUTS)
+def test_no_output_the_cli_writes_is_replaced_without_force(capsys, tmp_path, small_release, command):
+    """Each output of each command, when it exists: a clean error naming --force, the file as it was,
+    and nothing else written (the refusal comes before any work, and before any budget is spent)."""
+    argv, names = OUTPUTS[command]
+    data, release = small_release
+    for name in names:
+        (tmp_path / name).write_text("previous\n")
+    code, _, err = run_cli(capsys, *argv(str(data), str(release), str(tmp_path)))
+    assert_clean_error(code, err, "exists already", "--force")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    assert all((tmp_path / name).read_text() == "previous\n" for name in names)
+
+
+def _spent_understated(text: str) -> str:
+    data = json.loads(text)
+    data["privacy"]["spent"]["epsilon"] = 0.01
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("damage,needle", [
+    (lambda text: text[:len(text) // 2], "not valid JSON"),
+    (lambda text: text.replace('"format_version": 1', '"format_version": 2'), "format version 2"),
+    (_spent_understated, "was altered"),
+], ids=["truncated", "version", "spent edited"])
+def test_a_damaged_description_is_refused_by_every_command_that_reads_one(capsys, tmp_path, small_release,
+                                                                          damage, needle):
+    data, release = small_release
+    damaged = tmp_path / "d.json"
+    damaged.write_text(damage((release / "description.json").read_text()))
+    for argv in (["generate", str(damaged), "-o", str(tmp_path / "s.csv")], ["inspect", str(damaged)],
+                 ["evaluate", str(data), str(release / "synthetic.csv"), "--description", str(damaged)]):
+        code, _, err = run_cli(capsys, *argv)
+        assert_clean_error(code, err, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
+
+
+def test_seeded_releases_are_marked_and_warned_about_and_others_use_os_entropy(capsys, tmp_path, mixed_csv):
+    """A seed from --seed or from the profile: the Description and the manifest say so and the
+    command warns on stderr (even with --quiet). No seed: OpenDP's sampler, no warning."""
+    profile = _write(tmp_path, "p.toml", "[release]\nepsilon = 1.0\ndelta = 1e-8\nseed = 5\n")
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "r"),
+                           "--quiet")
+    assert code == 0 and SEEDED_WARNING in err
+    assert json.loads((tmp_path / "r" / "description.json").read_text())["noise"]["seeded"] is True
+    assert "seeded generator" in json.loads((tmp_path / "r" / "manifest.json").read_text())["statement"]
+    for options, seeded in ((["--seed", "5"], True), ([], False)):
+        out = tmp_path / f"d{seeded}.json"
+        code, _, err = run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "1", *options, "-o", str(out))
+        assert code == 0, err
+        assert (SEEDED_WARNING in err) is seeded
+        noise = json.loads(out.read_text())["noise"]
+        assert (noise["sampler"], noise["seeded"], noise.get("seed")) == (("numpy", True, 5) if seeded
+                                                                         else ("opendp", False, None))
+
+
+def test_ctrl_c_mid_run_exits_cleanly_and_leaves_no_file(tmp_path):
+    """A real SIGINT to `python -m synth.cli run` while it describes a 200,000-row table (a few
+    seconds of work): exit status 130, one line saying so and no traceback, and no release file,
+    temporary file or staging folder anywhere."""
+    data = tmp_path / "big.csv"
+    mixed_table(200_000).to_csv(data, index=False)
+    out = tmp_path / "release"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen([sys.executable, "-m", "synth.cli", "run", str(data), "--epsilon", "1", "-o", str(out)],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not out.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # `run` makes its output folder once it has started, before reading the table
+    time.sleep(0.5)  # into reading and describing the table (about 4 s of work here)
+    assert process.poll() is None, "the run ended before it could be interrupted; use a larger table"
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "synth run: interrupted; no partial output was written." in stderr
+    assert stdout == ""
+    assert list(out.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv", "release"]

@@ -9,6 +9,7 @@ import pytest
 from synth.api import describe
 from synth.description import load_description, save_description
 from synth.errors import DescriptionError, InputFileError, OutputError
+from synth.profile import Profile
 from tests.conftest import mixed_table
 
 
@@ -40,7 +41,7 @@ def test_no_exact_row_count_is_released(description):
 
 
 def _tamper(tmp_path, description, edit):
-    data = description.to_dict()
+    data = json.loads(json.dumps(description.to_dict()))  # a copy: to_dict shares nested dicts with the fixture
     edit(data)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
@@ -55,10 +56,57 @@ def _tamper(tmp_path, description, edit):
     (lambda d: d["measurements"][0]["values"].append(3), "cells"),
     (lambda d: d["measurements"][0].update(attrs=["ghost"]), "lacks"),
     (lambda d: d.pop("schema"), "malformed"),
+    (lambda d: d["privacy"]["spent"].update(epsilon=0.1), "spent as epsilon"),  # the headline figure
+    (lambda d: d["privacy"]["budget"].update(epsilon=0.01), "replayed on its stated budget"),
+    (lambda d: d["privacy"]["budget"].update(notion="bogus"), "replayed on its stated budget"),
+    (lambda d: d["privacy"]["ledger"][0]["cost"].update(rho="a lot"), "malformed|ledger"),
+    (lambda d: d["privacy"]["spent"].update(epsilon="1.0"), "spent as epsilon"),
+    (lambda d: d["privacy"].pop("spent"), "lacks its privacy budget"),
+    (lambda d: d.update(format_version="1"), "format version"),
 ])
 def test_tampered_files_are_rejected(tmp_path, description, edit, needle):
     with pytest.raises(DescriptionError, match=needle):
         load_description(_tamper(tmp_path, description, edit))
+
+
+@pytest.mark.parametrize("path", [("noise",), ("measurements",), ("engine",), ("software",), ("created",),
+                                  ("privacy", "ledger"), ("privacy", "ledger_totals"), ("privacy", "neighbouring"),
+                                  ("engine", "name")], ids="/".join)
+def test_a_missing_key_is_a_clear_error(tmp_path, description, path):
+    def drop(data):
+        for key in path[:-1]:
+            data = data[key]
+        del data[path[-1]]
+
+    with pytest.raises(DescriptionError, match="malformed or was edited by hand") as info:
+        load_description(_tamper(tmp_path, description, drop))
+    assert repr(path[-1]) in str(info.value)  # names the missing key
+
+
+@pytest.mark.parametrize("keep", [0, 1, 200, -2])
+def test_a_truncated_file_is_rejected(tmp_path, description, keep):
+    """Cut anywhere (empty, one character, mid-way, the closing brace lost): not valid JSON."""
+    text = save_description(description, tmp_path / "d.json").read_text()
+    (tmp_path / "d.json").write_text(text[:keep])
+    with pytest.raises(DescriptionError, match="not valid JSON"):
+        load_description(tmp_path / "d.json")
+
+
+@pytest.mark.parametrize("settings", [{"delta": 0.0}, {"delta": 1e-6}, {"delta": 1e-6, "accounting": "approx"},
+                                      {"delta": 1e-6, "accounting": "approx", "composition": "advanced"}],
+                         ids=["pure", "zcdp", "approx", "approx-advanced"])
+def test_spent_is_checked_under_every_accounting(tmp_path, settings):
+    """The ledger replayed on the stated budget gives the stated spent, whatever the accounting;
+    spent halved is caught."""
+    profile = Profile(schema=None, epsilon=1.0, engine="independent", **settings)
+    release = describe(mixed_table(300)[["age", "member"]], profile, seed=2, report_to=None)
+    assert load_description(save_description(release, tmp_path / "d.json")).privacy == release.privacy
+
+    def halve(data):
+        data["privacy"]["spent"]["epsilon"] /= 2
+
+    with pytest.raises(DescriptionError, match="spent as epsilon"):
+        load_description(_tamper(tmp_path, release, halve))
 
 
 def test_unreadable_files(tmp_path):

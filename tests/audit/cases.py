@@ -9,8 +9,10 @@ functions: ``laplace_cost``, ``gaussian_cost`` with ``zcdp_to_approx_epsilon``,
 
 Honest cases must stay at or below their claim. Mutation cases reproduce real bugs outside
 synth's code: noise drawn at half the scale (``WeakerNoise``), replace-one neighbours given the
-add/remove sensitivity (``AddRemoveSensitivity``), two queries charged once
-(``ChargesOncePerQuery``); each must break its claim, which proves the audit can see such a bug.
+add/remove sensitivity (``AddRemoveSensitivity`` for histograms, ``PrivateRowCount`` for the
+dependence scores), two queries charged once (``ChargesOncePerQuery``); each must break its
+claim, which proves the audit can see such a bug. Selections are audited on tables where one row
+moves the scores (nearly) as far apart as their sensitivity allows: the worst case.
 
 Runs are vectorised where the mechanism allows: a release of n cells of equal counts is n
 independent runs of the one-count mechanism (every cell gets its own noise at the calibrated
@@ -21,6 +23,7 @@ own seeded noise source.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import zlib
 from collections.abc import Callable, Mapping
@@ -124,6 +127,17 @@ class AddRemoveSensitivity(Neighbouring):
     @property
     def histogram_l2(self) -> float:
         return 1.0
+
+
+@dataclass(frozen=True)
+class PrivateRowCount(Neighbouring):
+    """Replace-one neighbours whose row count is taken for private: the dependence scores get the
+    add/remove sensitivity log(max_rows + 1) + 1, half of replace-one's 2 (log(n + 1) + 1) when
+    max_rows = n."""
+
+    @property
+    def count_is_public(self) -> bool:
+        return False
 
 
 class ChargesOncePerQuery(Accountant):
@@ -235,11 +249,24 @@ def repeated_query_runs(notion: Notion, accountant_kind: type[Accountant], noise
     return Sample(statistics[0], statistics[1], largest(claims))
 
 
+def selection_sample(tables: tuple[np.ndarray, np.ndarray], domain: Domain, neighbouring: Neighbouring,
+                     noise: NoiseFactory, runs: int, budget: float, select: Callable[[Curator], int]) -> Sample:
+    """``select`` (one of the ``Curator``'s selections, spending ``budget``) run ``runs`` times on
+    each of two neighbouring tables, a fresh noise stream per table. Statistic: the index chosen
+    (categorical); the claim: the ε the accountant charged for one run."""
+    picks, claims = [], []
+    for stream, codes in enumerate(tables):
+        accountant = Accountant(Budget(2 * budget * runs))
+        curator = Curator(codes, domain, CountRelease(accountant, noise(stream), neighbouring))
+        picks.append(np.array([select(curator) for _ in range(runs)]))
+        claims.append(Claim(max(entry.cost.epsilon for entry in accountant.ledger)))
+    return Sample(picks[0], picks[1], largest(claims))
+
+
 def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
     """The exponential mechanism as synth runs it: ``Curator.select_marginal`` (Gumbel report-
     noisy-max) at ε = EPSILON, pure DP. Candidate 0's score rises by the sensitivity between the
-    data sets and every other candidate's falls by it: the worst case of the 2Δ/β bound.
-    Statistic: the index chosen (categorical)."""
+    data sets and every other candidate's falls by it: the worst case of the 2Δ/β bound."""
     replace = neighbouring.relation == "replace"
     first_codes = np.repeat([0, 1], COUNT)
     # add/remove: one more row in cell 0; replace: one row moves from cell 1 to cell 0
@@ -247,14 +274,74 @@ def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -
     exact = np.array([COUNT, COUNT])
     gap = np.array([SCORE_GAP, -SCORE_GAP if replace else 0])
     estimates = [exact - gap] + [exact + gap] * (SELECTION_CANDIDATES - 1)
-    picks, claims = [], []
-    for stream, codes in enumerate((first_codes, second_codes)):
-        accountant = Accountant(Budget(2 * EPSILON * runs))
-        curator = Curator(codes.reshape(-1, 1), Domain(("a",), (2,)), CountRelease(accountant, noise(stream), neighbouring))
-        candidates = [("a",)] * SELECTION_CANDIDATES
-        picks.append(np.array([curator.select_marginal(candidates, estimates, EPSILON) for _ in range(runs)]))
-        claims.append(Claim(max(entry.cost.epsilon for entry in accountant.ledger)))
-    return Sample(picks[0], picks[1], largest(claims))
+    candidates = [("a",)] * SELECTION_CANDIDATES
+    return selection_sample((first_codes.reshape(-1, 1), second_codes.reshape(-1, 1)), Domain(("a",), (2,)),
+                            neighbouring, noise, runs, EPSILON,
+                            lambda curator: curator.select_marginal(candidates, estimates, EPSILON))
+
+
+def dependence_tables(relation: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two neighbouring tables over columns a, b, c, d (3 codes each) between which the scaled
+    mutual information n·I(a; b) rises and n·I(c; d) falls by nearly the most one row can move
+    them (``synth.curator``'s derivation; found by exhaustive search over small tables).
+
+    add/remove (100 rows, then a row (0, 0, 0, 0)): a = 0 and b = 0 are new values, so n·I(a; b)
+    rises by g(n), the sensitivity's bound up to O(1/n); c = 0 and d = 0 each hold half the rows
+    but never together, so n·I(c; d) falls by 2 g(n/2) − g(n). Replace-one (101 rows): (a, b) is
+    (2, 1) in 50 rows, (1, 2) in 50 and (2, 2) in row 0, which becomes the unseen (0, 0): n·I(a; b)
+    rises by 2 g(50); (c, d) goes the other way, row 0 from (0, 0) to (2, 2), and falls by as much.
+    Together: 0.875 of the 2Δ that the claim allows for (Δ the sensitivity synth uses)."""
+    if relation == "add-remove":
+        ab = np.repeat([[1, 1], [2, 2]], [30, 70], axis=0)  # n·I(a; b) below n·I(c; d): a rarer pick
+        cd = np.repeat([[0, 1], [1, 0]], 50, axis=0)
+        first = np.hstack([ab, cd])
+        return first, np.vstack([first, [0, 0, 0, 0]])
+    crossed = np.repeat([[2, 1], [1, 2]], 50, axis=0)
+    first = np.vstack([[2, 2, 0, 0], np.hstack([crossed, crossed])])
+    second = first.copy()
+    second[0] = [0, 0, 2, 2]
+    return first, second
+
+
+DEPENDENCE_EPSILON = 2.0  # at EPSILON a halved noise (0.875 × 2 ε) is caught by too thin a margin
+DEPENDENCE_FALLING = {"add-remove": 5, "replace": 9}  # candidates (c, d) next to the one (a, b)
+
+
+def dependence_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+    """``Curator.select_by_dependence`` (score ``mi``, pure DP) at ε = DEPENDENCE_EPSILON on
+    ``dependence_tables``: candidate 0 is (a, [b]), whose score rises, the others (c, [d]), whose
+    scores fall. ``max_rows`` is the larger table's row count (the tightest public bound)."""
+    tables = dependence_tables(neighbouring.relation)
+    pairs = [("a", ("b",))] + [("c", ("d",))] * DEPENDENCE_FALLING[neighbouring.relation]
+    max_rows = max(len(codes) for codes in tables)
+    return selection_sample(tables, Domain(("a", "b", "c", "d"), (3, 3, 3, 3)), neighbouring, noise, runs,
+                            DEPENDENCE_EPSILON,
+                            lambda curator: curator.select_by_dependence(pairs, DEPENDENCE_EPSILON, score="mi",
+                                                                         max_rows=max_rows))
+
+
+SMALL_DATABASE_ROWS = 10  # of each candidate database
+SMALL_DATABASE_FALLING = 3  # candidates whose score falls, next to the one whose score rises
+
+
+def skewed_table(columns: int = 1) -> np.ndarray:
+    """100 rows, 96 of them 0 in every column: with ``neighbour`` (a row of 1s added, or row 0
+    made 1) the worst case of SmallDB's score on the one-column workload (``small_database_runs``)."""
+    return np.tile(np.repeat([0, 1], [96, 4])[:, None], (1, columns))
+
+
+def small_database_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+    """``Curator.select_small_database`` (SmallDB's exponential mechanism, sensitivity 1) at
+    ε = EPSILON on ``skewed_table``, one column of two codes, and its neighbour. Candidate 0 has
+    9 of its 10 rows in code 0: its error 96 − 90 = 6 shrinks by 0.9 (add/remove: 96 − 101·0.9)
+    or by 1 (replace-one); the others have all 10 there: their error |96 − 100| = 4 grows by 1.
+    So the score gap moves by 1.9 (add/remove) or 2 (replace-one) of the 2Δ the claim allows for."""
+    first = skewed_table()
+    rows = SMALL_DATABASE_ROWS
+    databases = np.array([[0] * (rows - 1) + [1]] + [[0] * rows] * SMALL_DATABASE_FALLING)
+    return selection_sample((first, neighbour(first, neighbouring.relation)), Domain(("a",), (2,)), neighbouring,
+                            noise, runs, EPSILON,
+                            lambda curator: curator.select_small_database(databases, [(("a",), None)], EPSILON))
 
 
 def randomized_response_runs(noise: NoiseFactory, runs: int) -> Sample:
@@ -321,23 +408,42 @@ def release_llr(result: EngineResult, first: np.ndarray, second: np.ndarray) -> 
         for m in result.measurements))
 
 
+def chosen_database(result: EngineResult, first: np.ndarray, second: np.ndarray) -> float:
+    """SmallDB's draw: the database it chose, as one code (its sorted cells in base |cells|).
+    Its noisy row count is left out: an event on part of a release is an event on the release."""
+    rows = np.asarray(result.output["database"])
+    sizes = SIZES[:rows.shape[1]]
+    cells = np.sort(np.ravel_multi_index(tuple(rows.T), sizes))
+    return float(np.ravel_multi_index(tuple(cells), (math.prod(sizes),) * cells.size))
+
+
+EngineStatistic = Callable[[EngineResult, np.ndarray, np.ndarray], float]  # (release, first, second)
+
+
 @dataclass(frozen=True)
 class EngineSetup:
-    """An engine, its options and the budget and relation it is audited under."""
+    """An engine, its options, the budget and relation it is audited under, and the statistic of
+    its release (``release_llr``, or ``chosen_database``: a code, audited as categorical)."""
 
     engine: str
     options: dict[str, Any] = field(default_factory=dict)
     epsilon: float = 2.0
     delta: float = 0.0
     relation: str = "add-remove"
-    columns: int = 3  # of the tiny table
+    columns: int = 3  # of the table
+    statistic: EngineStatistic = release_llr
+    table: Callable[[int], np.ndarray] = tiny_table  # columns -> the first table
+
+    @property
+    def categorical(self) -> bool:
+        return self.statistic is chosen_database
 
 
 def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
     """The engine's whole pipeline (``describe`` through a ``Curator``) on the tiny table and its
-    neighbour, a fresh accountant and noise source per run. Statistic: ``release_llr``."""
+    neighbour, a fresh accountant and noise source per run. Statistic: the setup's."""
     engine = make_engine(setup.engine, setup.options)
-    first = tiny_table(setup.columns)
+    first = setup.table(setup.columns)
     tables = (first, neighbour(first, setup.relation))
     domain = Domain(NAMES[:setup.columns], SIZES[:setup.columns])
     template = Accountant(Budget(setup.epsilon, setup.delta))  # copied: a zCDP budget takes ms to set up
@@ -347,7 +453,7 @@ def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFact
         for part, codes in enumerate(tables):
             accountant = copy.deepcopy(template)
             curator = Curator(codes, domain, CountRelease(accountant, noise(2 * run + part), neighbouring))
-            statistics[part].append(release_llr(engine.describe(curator, SILENT), *tables))
+            statistics[part].append(setup.statistic(engine.describe(curator, SILENT), *tables))
             claims.append(spent_claim(accountant))
     return Sample(np.array(statistics[0]), np.array(statistics[1]), largest(claims))
 
@@ -396,6 +502,7 @@ class AuditCase:
 
 ADD_REMOVE, REPLACE = Neighbouring("add-remove"), Neighbouring("replace")
 BROKEN_REPLACE = AddRemoveSensitivity("replace")
+PRIVATE_COUNT_REPLACE = PrivateRowCount("replace")
 HALVED = "noise scale halved"
 SENSITIVITY = "replace-one with add/remove sensitivity"
 CHARGED_ONCE = "two queries charged once"
@@ -429,10 +536,12 @@ _COUNT_NOTIONS = ((Notion.PURE, "discrete Laplace (pure)"), (Notion.ZCDP, "discr
 def _engine(setup: EngineSetup, runs: tuple[int, int], neighbouring: Neighbouring | None = None,
             **options: Any) -> AuditCase:
     notion = "pure" if setup.delta == 0 else "zCDP"
+    columns = f"{setup.columns} column{'s' if setup.columns > 1 else ''}"
+    table = "" if setup.table is tiny_table else f", {setup.table.__name__}"
     settings = "".join(f", {k}={v}" for k, v in setup.options.items())
-    subject = f"engine {setup.engine} ({notion}, {setup.relation}, {setup.columns} columns{settings})"
+    subject = f"engine {setup.engine} ({notion}, {setup.relation}, {columns}{table}{settings})"
     return AuditCase(subject, partial(engine_runs, setup, neighbouring or Neighbouring(setup.relation)), *runs,
-                     **options)
+                     categorical=setup.categorical, **options)
 
 
 _INDEPENDENT = EngineSetup("independent")
@@ -444,6 +553,12 @@ ZCDP_ENGINE_BUDGET = {"epsilon": 3.0, "delta": 0.1}
 _PRIVBAYES_ZCDP = EngineSetup("privbayes", **ZCDP_ENGINE_BUDGET)
 _MST = EngineSetup("mst", **ZCDP_ENGINE_BUDGET)
 _AIM = EngineSetup("aim", {"rounds": 4, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
+# the statistic sees MWEM's measurements, not its selections: a small selection share keeps most of the
+# budget where the audit can see it
+_MWEM = EngineSetup("mwem", {"k": 2, "rounds": 3, "passes": 10, "selection_share": 0.1})
+# SmallDB on the table where one row moves its scores the most (``small_database_runs``): 11 candidates
+_SMALLDB = EngineSetup("smalldb", {"k": 1, "size": 10}, columns=1, statistic=chosen_database, table=skewed_table)
+_SMALLDB_REPLACE = dataclasses.replace(_SMALLDB, relation="replace")
 
 CASES: list[AuditCase] = [
     *_mechanism("Laplace", laplace_runs, VECTOR_RUNS, (10_000, 200_000)),
@@ -454,6 +569,15 @@ CASES: list[AuditCase] = [
                 (10_000, 200_000), opendp_by_default=True),
     *_mechanism("exponential (Curator.select_marginal)", partial(selection_runs, ADD_REMOVE), SELECTION_RUNS,
                 (1_000, 4_000), categorical=True),
+    *_mechanism("exponential (Curator.select_by_dependence, mi)", partial(dependence_runs, ADD_REMOVE),
+                SELECTION_RUNS, (1_000, 4_000), categorical=True),
+    *_honest_and_broken("exponential, replace-one (Curator.select_by_dependence, mi)",
+                        partial(dependence_runs, REPLACE), partial(dependence_runs, PRIVATE_COUNT_REPLACE),
+                        SELECTION_RUNS, SENSITIVITY, categorical=True),
+    *_mechanism("exponential (Curator.select_small_database)", partial(small_database_runs, ADD_REMOVE),
+                SELECTION_RUNS, (1_000, 4_000), categorical=True),
+    *_mechanism("exponential, replace-one (Curator.select_small_database)", partial(small_database_runs, REPLACE),
+                SELECTION_RUNS, (1_000, 4_000), categorical=True),
     *_mechanism("randomized response", randomized_response_runs, VECTOR_RUNS, (2_000, 40_000), categorical=True),
     *_honest_and_broken("exponential, replace-one (Curator.select_marginal)", partial(selection_runs, REPLACE),
                         partial(selection_runs, BROKEN_REPLACE), SELECTION_RUNS, SENSITIVITY, categorical=True,
@@ -464,7 +588,8 @@ CASES: list[AuditCase] = [
     *(case for notion, label in _COUNT_NOTIONS for case in _honest_and_broken(
         f"{label}, one count released twice", partial(repeated_query_runs, notion, Accountant),
         partial(repeated_query_runs, notion, ChargesOncePerQuery), VECTOR_RUNS, CHARGED_ONCE)),
-    # engines: every measurement's log-likelihood ratio; small default runs, real power when strong
+    # engines: every measurement's log-likelihood ratio (SmallDB: the database drawn); small default runs, real
+    # power when strong
     _engine(_INDEPENDENT, (400, 20_000)),
     _engine(_INDEPENDENT, (1_000, 20_000), mutation=HALVED, wrap=WeakerNoise),
     _engine(_INDEPENDENT_REPLACE, (400, 20_000)),
@@ -477,5 +602,10 @@ CASES: list[AuditCase] = [
     _engine(_MST, (100, 8_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
     _engine(_AIM, (16, 3_000)),
     _engine(_AIM, (30, 3_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(_MWEM, (300, 5_000)),
+    _engine(_MWEM, (300, 5_000), mutation=HALVED, wrap=WeakerNoise, strong_only=True),
+    _engine(_SMALLDB, (2_000, 10_000)),
+    _engine(_SMALLDB, (2_000, 10_000), mutation=HALVED, wrap=WeakerNoise),
+    _engine(_SMALLDB_REPLACE, (500, 10_000)),
     _engine(EngineSetup("random"), (20, 500)),
 ]

@@ -6,10 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auditing import Claim, audit, clopper_pearson
-from cases import CASES, CONFIDENCE, NAMES, SIZES, AuditCase, expected_values, tiny_table
+from cases import (
+    CASES,
+    CONFIDENCE,
+    NAMES,
+    SIZES,
+    AuditCase,
+    chosen_database,
+    expected_values,
+    skewed_table,
+    tiny_table,
+)
 
 from synth.curator import CountRelease, Curator
-from synth.engines import make_engine
+from synth.engines import EngineResult, make_engine
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
@@ -65,15 +75,35 @@ def test_audit_finds_most_of_a_known_epsilon() -> None:
     assert 0.93 < result.epsilon_lb <= 1.0
 
 
-@pytest.mark.parametrize("engine,delta", [("independent", 0.0), ("privbayes", 0.0), ("mst", 0.1), ("aim", 0.1)])
-def test_engine_statistic_reads_every_measurement_where_it_was_taken(engine: str, delta: float) -> None:
+@pytest.mark.parametrize("engine,delta,options", [
+    ("independent", 0.0, {}), ("privbayes", 0.0, {}), ("mst", 0.1, {}), ("aim", 0.1, {"rounds": 4}),
+    ("mwem", 0.0, {"k": 2, "rounds": 3, "passes": 10}),
+])
+def test_engine_statistic_reads_every_measurement_where_it_was_taken(engine: str, delta: float,
+                                                                     options: dict[str, int]) -> None:
     """With no noise to speak of (ε = 10⁶), each measurement's values are its expected values on the table
     (compression, coarsening and weights applied as the engine did), so the audit's likelihood
     ratio compares the right cells."""
     table = tiny_table(3)
     accountant = Accountant(Budget(1e6, delta))
     curator = Curator(table, Domain(NAMES, SIZES), CountRelease(accountant, SeededNoise(1), Neighbouring()))
-    result = make_engine(engine, {"rounds": 4} if engine == "aim" else {}).describe(curator, SILENT)
+    result = make_engine(engine, options).describe(curator, SILENT)
     assert result.measurements
     for m in result.measurements:
         np.testing.assert_allclose(m.values, expected_values(m, table, result.compression), atol=1e-9)
+
+
+def test_smalldb_statistic_gives_each_database_its_own_code() -> None:
+    """``chosen_database`` codes a database by its cells whatever their order, one code per
+    multiset; with no noise to speak of SmallDB draws the best database on ``skewed_table``
+    (all 10 rows 0: error 4 rows), code 0."""
+    table = skewed_table()
+
+    def code(rows: list[list[int]]) -> float:
+        return chosen_database(EngineResult((), {"database": rows}), table, table)
+
+    assert len({code([[1]] * ones + [[0]] * (10 - ones)) for ones in range(11)}) == 11
+    assert code([[0], [1], [0]]) == code([[0], [0], [1]])
+    curator = Curator(table, Domain(NAMES[:1], SIZES[:1]), CountRelease(Accountant(Budget(1e6)), SeededNoise(1),
+                                                                        Neighbouring()))
+    assert chosen_database(make_engine("smalldb", {"k": 1, "size": 10}).describe(curator, SILENT), table, table) == 0
