@@ -13,6 +13,8 @@ shapes against the domain, and that the stated totals equal the sum of the ledge
 
 from __future__ import annotations
 
+import copy
+
 import json
 import math
 import os
@@ -82,7 +84,8 @@ class Description:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The Description as plain JSON data: a deep copy, so editing it leaves this object as it is."""
+        return copy.deepcopy({
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "software": dict(self.software),
@@ -101,7 +104,7 @@ class Description:
             "rows": self.rows,
             "compression": {name: mapping.tolist() for name, mapping in self.compression.items()},
             "measurements": [m.to_dict() for m in self.measurements],
-        }
+        })
 
     @classmethod
     def from_dict(cls, data: Any) -> "Description":

@@ -357,3 +357,9 @@ def test_ctrl_c_mid_run_exits_cleanly_and_leaves_no_file(tmp_path):
     assert stdout == ""
     assert list(out.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv", "release"]
+
+
+def test_python_dash_m_synth_runs_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "synth", "describe", "missing.csv", "--epsilon", "1", "-o", "x.json"],
+                          capture_output=True, text=True, check=False, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 2 and "missing.csv" in done.stderr and "Traceback" not in done.stderr

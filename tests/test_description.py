@@ -123,3 +123,11 @@ def test_existing_file_is_not_replaced_without_force(tmp_path, description):
     with pytest.raises(OutputError, match="force"):
         save_description(description, path)
     save_description(description, path, force=True)
+
+
+def test_to_dict_is_a_copy_that_can_be_edited_without_changing_the_description(description):
+    data = description.to_dict()
+    data["engine"]["options"]["edited"] = True
+    data["privacy"]["budget"]["epsilon"] = 99.0
+    data["noise"]["seeded"] = "edited"
+    assert description.to_dict() != data and "edited" not in description.engine_options
