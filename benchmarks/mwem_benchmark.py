@@ -29,11 +29,14 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
   tables; selection score minus the expected noise of measuring; rounds = the number of columns;
   ½ of each round's ε to select; passes by the work rule; the last estimate), pure ε-DP (δ = 0,
   Laplace), like SmartNoise's;
-* ``synth-mwem-pgm``: the same with ``representation = "graphical-model"`` (MWEM+PGM);
+* ``synth-mwem-pgm``, ``synth-mwem-histogram``: the same with ``representation =
+  "graphical-model"`` (MWEM+PGM) or ``"histogram"`` (``"auto"`` takes the histogram on
+  adult_coded6 and adult_coded3, the graphical model on the two larger sets);
 * ``synth-mwem-workload``, ``synth-mwem-no-penalty``: the defaults with ``candidates =
   "workload"`` (3-way tables only) or ``penalty = false``: what each of the two changes brings;
-* ``synth-mwem-paper``: the paper's MWEM (3-way tables only, no penalty, the average of the
-  rounds' estimates); ``synth-mwem-paper-last``: the same with the last estimate;
+* ``synth-mwem-paper``: the paper's MWEM (3-way tables only, no penalty, explicit histogram,
+  the average of the rounds' estimates); ``synth-mwem-paper-last``: the same with the last
+  estimate;
 * ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with k = 3 and m = 6 rows (177,100
   candidates), pure ε-DP;
 * ``synth-mst``, ``synth-aim`` (3-way workload): zCDP with δ = 1e-9;
@@ -83,10 +86,11 @@ CODED8 = ("workclass", "education-num", "marital-status", "occupation", "relatio
 CODED6 = ("workclass", "marital-status", "relationship", "race", "sex", "income>50K")
 CODED3 = ("sex", "race", "income>50K")
 SMALLDB_SIZE = 6
-PAPER = {"candidates": "workload", "penalty": False, "average": True}  # the paper's MWEM
+PAPER = {"candidates": "workload", "penalty": False, "average": True, "representation": "histogram"}  # the paper's
 ENGINES = {  # case → (engine, options, delta)
     "synth-mwem": ("mwem", {}, 0.0),
     "synth-mwem-pgm": ("mwem", {"representation": "graphical-model"}, 0.0),
+    "synth-mwem-histogram": ("mwem", {"representation": "histogram"}, 0.0),
     "synth-mwem-workload": ("mwem", {"candidates": "workload"}, 0.0),
     "synth-mwem-no-penalty": ("mwem", {"penalty": False}, 0.0),
     "synth-mwem-paper": ("mwem", PAPER, 0.0),

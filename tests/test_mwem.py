@@ -252,6 +252,16 @@ def test_default_passes_spend_more_sweeps_on_small_domains():
     assert make_engine("mwem", {"passes": 7}).passes(20, 1) == 7
 
 
+def test_auto_takes_the_histogram_only_when_it_gets_every_sweep():
+    engine = make_engine("mwem")
+    small, edge, large = (Domain(("a", "b"), (cells, 1)) for cells in (20, 142_857, 142_858))
+    assert engine.representation(small, 6) == engine.representation(edge, 6) == "histogram"  # 1000 sweeps
+    assert engine.representation(large, 6) == "graphical-model"  # 999 sweeps
+    assert engine.representation(Domain(("a",), (1_555_200,)), 6) == "graphical-model"  # adult_missing
+    assert make_engine("mwem", {"representation": "histogram"}).representation(large, 6) == "histogram"
+    assert make_engine("mwem", {"max_cells": 10}).representation(small, 1) == "graphical-model"
+
+
 def test_the_downward_closure_lists_every_sub_table_once_with_its_groups():
     domain = Domain(("a", "b", "c"), (3, 4, 5))
     closure = downward_closure(marginal_workload(domain, 2))
