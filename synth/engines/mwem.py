@@ -19,7 +19,8 @@ approximate DP, ρ under zCDP; exact splits, the last round takes exactly what i
      and each score is reduced by the L1 noise that measuring the table would add, its cells
      times the mean absolute noise (``penalty``, as in AIM: McKenna et al., VLDB 2022). The
      paper's selection picks the largest tables, which at small ε per round are mostly noise
-     (on adult_missing at ε = 0.3: 0.147 against 0.356 mean 3-way TVD, benchmarks/RESULTS.md);
+     (on adult_missing at ε = 1, histogram, 2 seeds: 0.118 against 0.255 mean 3-way TVD,
+     benchmarks/RESULTS.md);
    * measurement: that table with the Laplace mechanism (discrete, pure/approximate DP) or the
      Gaussian mechanism (discrete, zCDP), through ``Curator.measure_marginal``.
 
@@ -32,7 +33,8 @@ Representation of the estimate (recorded in the engine output as ``representatio
   measurements after each round (default: as many as about 3·10⁹ cell updates allow in all,
   from 10 to 1000; recorded in the engine output), and the released estimate is the last
   round's (``average = true``: the average over rounds, the paper's output, which measured
-  less accurate: 0.476 against 0.308 mean 3-way TVD on adult_missing at ε = 1, 20 rounds);
+  less accurate: with the paper's selection at ε = 1, 0.414 against 0.255 mean 3-way TVD on
+  adult_missing, 0.098 against 0.016 on 6 columns of adult_coded);
 * ``graphical-model``: the estimate is the graphical model fitted to all measurements so far
   (MWEM+PGM, McKenna, Sheldon & Miklau 2019), warm-started each round; no averaging (the fit
   already pools every measurement).
@@ -42,11 +44,13 @@ Representation of the estimate (recorded in the engine output as ``representatio
 the full 1000 sweeps (at most 3·10⁶ / (T(T+1)/2) cells: 142,857 for T = 6 rounds); otherwise
 the graphical model. The paper's update moves a cell by its error relative to n per sweep, so
 rare cells need many sweeps: with fewer, the histogram measured less accurate than the
-graphical model and slower (ε = 0.3, 2 seeds: 0.147 against 0.142 on adult_missing, 1.6
-million cells, 95 sweeps; 0.112 against 0.067 on 8 columns of adult_coded, 1.8 million cells,
-46 sweeps). ``"histogram"`` forces the explicit one (refused beyond ``max_cells``).
-The Description holds the measurements in round order, n̂ and the
-options, so ``synth generate`` rebuilds the same estimate by post-processing alone.
+graphical model and slower (2 seeds, ε = 0.3 / 1 / 3: 0.147 / 0.118 / 0.117 against
+0.142 / 0.104 / 0.079 on adult_missing, 1.6 million cells, 95 sweeps, 19–33 s against 1 s;
+0.112 / 0.124 / 0.129 against 0.067 / 0.040 / 0.029 on 8 columns of adult_coded, 1.8 million
+cells, 46 sweeps). ``"histogram"`` forces the explicit one (refused beyond ``max_cells``).
+
+The Description holds the measurements in round order, n̂ and the options, so ``synth
+generate`` rebuilds the same estimate by post-processing alone.
 """
 
 from __future__ import annotations
