@@ -48,7 +48,7 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
   ``SNSYNTH_TIMEOUT`` seconds and recorded as not finished: SmartNoise updates one query object
   per cell of a measured cuboid against the whole histogram, so its time grows with the domain
   times the cells measured (adult_missing and adult_coded8 are run on request only).
-  ``snsynth-mwem-defaults`` (adult_coded6 and adult_coded3): SmartNoise's own choices
+  ``snsynth-mwem-defaults``: SmartNoise's own choices
   (10 · ⌈log10 n⌉ = 50 iterations, 2 · iterations random cuboids), as it needs more iterations
   than synth-mwem's rounds. ``snsynth-mwem-split3`` (adult_missing): its own choices with
   ``split_factor = 3``, its way to scale: the columns are cut into groups of 3 with one
@@ -104,8 +104,7 @@ SUBSETS = {"adult_coded8": CODED8, "adult_coded6": CODED6, "adult_coded3": CODED
 SMALL = ("adult_coded6", "adult_coded3")  # small enough for SmartNoise's MWEM (its cost grows with the domain)
 CASES = [f"{data}/{case}" for data in DATASETS
          for case in [*ENGINES, "snsynth-mwem", "snsynth-mwem-defaults", "snsynth-mwem-split3"]
-         if (case != "synth-smalldb" or data == "adult_coded3") and (case != "snsynth-mwem-defaults" or data in SMALL)
-         and (case != "snsynth-mwem-split3" or data == "adult_missing")]
+         if (case != "synth-smalldb" or data == "adult_coded3") and (case != "snsynth-mwem-split3" or data == "adult_missing")]
 DEFAULT_CASES = [c for c in CASES if "/snsynth-" not in c or c.split("/")[0] in SMALL]
 
 

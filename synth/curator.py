@@ -29,11 +29,13 @@ Under replace-one a replacement is a removal then an addition, so the sensitivit
 
 ``r``: the PrivBayes paper's score R (TODS 2017), count-scaled: n·R = ½ Σ_{x,π} |e(x, π)| with
 e(x, π) = c(x, π) − c(x) c(π) / n, the L1 distance of the joint counts from the product of their
-margins. Adding a row at (x₀, π₀) changes Σ|e| by at most Σ|Δc(x, π)| + Σ|ΔP| where
-P(x, π) = c(x) c(π) / n = n p(x) q(π). The first sum is 1. Writing P' = (n+1) p' q',
-Σ|P' − P| ≤ (n+1) Σ|p'q' − pq| + Σ pq ≤ (n+1)(Σ|p' − p| + Σ|q' − q|) + 1, and
-Σ_x |p'(x) − p(x)| = 2 (n − c(x₀)) / (n (n+1)) ≤ 2 / (n+1), likewise for q; so Σ|ΔP| ≤ 5 and
-|Δ(n·R)| ≤ (1 + 5) / 2 = 3 under add/remove, whatever n: no bound on the row count is needed.
+margins. Add a row at (x₀, π₀), with a = c(x₀) and b = c(π₀) before (n → n + 1), and write
+S = (n − a)(n − b) / (n (n+1)). Cell by cell, e changes by: (x₀, π₀): 1 − ((a+1)(b+1)/(n+1) −
+ab/n) = S; (x₀, π ≠ π₀): −c(π)(n − a)/(n (n+1)), whose absolute values sum to S; (x ≠ x₀, π₀):
+likewise S in all; every other cell: c(x) c(π)/(n (n+1)), summing to S. So Σ|Δe| ≤ 4S, and as
+S ≤ n/(n+1) < 1, |Δ(n·R)| < 2 under add/remove, whatever n: no bound on the row count is needed
+(an empty table scores 0, and so does one row). The bound is tight: on a table whose columns
+are independent (e = 0), a row of values not seen before moves n·R by 2n/(n+1).
 Under replace-one (n fixed) two joint cells move by 1, and Σ|Δ(c(x) c(π))| ≤ 2n + 2n + 4, so
 |Δ(n·R)| ≤ (2 + 4 + 4/n) / 2 = 3 + 2/n (the paper's 3/n + 2/n² scaled by n).
 
@@ -360,7 +362,7 @@ class Curator:
         them; the exponential mechanism (Gumbel report-noisy-max) picks one, charged first.
         Sensitivities (module docstring): for ``mi`` log(max_rows + 1) + 1 under add/remove,
         where a table of more than ``max_rows`` rows is refused before anything is spent, and
-        2 (log(n + 1) + 1) under replace-one; for ``r`` 3 under add/remove and 3 + 2/n under
+        2 (log(n + 1) + 1) under replace-one; for ``r`` 2 under add/remove and 3 + 2/n under
         replace-one. When the choice cannot depend on the data (one pair, or no pair with
         parents: every score is 0), nothing is charged and the pair is drawn uniformly (from the
         noise source: public randomness).
@@ -387,7 +389,7 @@ class Curator:
         """The sensitivity of a dependence score under the relation in force (module docstring)."""
         rows = self._codes.shape[0]
         if score == "r":
-            return 3 + 2 / max(rows, 1) if self.neighbouring.count_is_public else 3.0
+            return 3 + 2 / max(rows, 1) if self.neighbouring.count_is_public else 2.0
         if self.neighbouring.count_is_public:
             return 2 * (math.log1p(rows) + 1)
         if rows > max_rows:

@@ -11,7 +11,7 @@ left so the total is spent exactly):
    a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in the
    curator's docstring): ``mi``, the count-scaled mutual information n·I(X; Π) that
    DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 under add/remove), or ``r``, the
-   paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 3, no row bound).
+   paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 2 under add/remove, no row bound).
    Π ranges over the sets of at most ``degree`` placed columns that are θ-useful and maximal
    (no placed column can join Π and stay θ-useful; neither score decreases when a parent is
    added, so smaller sets would only dilute the choice).
