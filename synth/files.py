@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,15 +59,39 @@ def staged_release(out_dir: Path, names: list[str], force: bool = False) -> Iter
     """Yield a staging folder inside ``out_dir``; on success move ``names`` from it into place.
 
     If the body raises (or is interrupted), the staging folder is removed and ``out_dir`` keeps
-    what it had: no partial release.
+    what it had: no partial release. The moves themselves run with SIGINT and SIGTERM held
+    back, so an interrupt lands after the last file is in place, not between two of them (a
+    release of new and old files).
     """
     for name in names:
         check_writable(out_dir / name, force)
     stage = Path(tempfile.mkdtemp(prefix=".synth-staging-", dir=out_dir))
     try:
         yield stage
-        for name in names:
-            if (stage / name).exists():
-                os.replace(stage / name, out_dir / name)
+        with _interrupts_held():
+            for name in names:
+                if (stage / name).exists():
+                    os.replace(stage / name, out_dir / name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back in the body: one that arrives is noted and raised again when
+    the body ends, to the handler in force before. Python runs signal handlers in the main
+    thread whichever thread the system signals, so this holds in the main thread only (and for
+    handlers Python can restore); elsewhere the body runs as it is."""
+    signals = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not None]
+    if threading.current_thread() is not threading.main_thread() or not signals:
+        yield
+        return
+    received: list[int] = []
+    previous = {s: signal.signal(s, lambda number, frame: received.append(number)) for s in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if received:
+            signal.raise_signal(received[0])

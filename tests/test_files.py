@@ -5,6 +5,7 @@ moved into place whole or not at all."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,3 +92,23 @@ def test_a_release_that_fails_while_being_written_keeps_the_previous_release(tmp
     with pytest.raises(type(failure)):
         run(data, out, epsilon=1.0, seed=2, force=True, report_to=None)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no staging folder left either
+
+
+def test_an_interrupt_while_a_release_moves_into_place_lands_after_the_last_file(monkeypatch, tmp_path):
+    names = ["synthetic.csv", "description.json", "manifest.json"]
+    moved: list[str] = []
+    real_replace = os.replace
+
+    def replace_then_interrupt(source, target):
+        real_replace(source, target)
+        moved.append(Path(target).name)
+        if len(moved) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the first and second file
+
+    monkeypatch.setattr(synth.files.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with synth.files.staged_release(tmp_path, names) as stage:
+            for name in names:
+                (stage / name).write_text(name)
+    assert moved == names and _only(tmp_path, *names)  # every file in place, no staging folder
+    assert all((tmp_path / name).read_text() == name for name in names)
