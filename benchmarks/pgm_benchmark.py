@@ -145,6 +145,7 @@ def plot_error_curves(runs: Path, figure_path: Path, title: str) -> None:
     before ``/``), one line per case, from every finished run in ``runs``."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullLocator
 
     groups: dict[str, dict[str, dict[float, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for record in map(json.loads, runs.read_text().splitlines()):
@@ -165,7 +166,10 @@ def plot_error_curves(runs: Path, figure_path: Path, title: str) -> None:
                       for e in epsilons]
             axes.errorbar(epsilons, means, yerr=errors, marker="o", markersize=3, capsize=2, label=case,
                           color=colours[case])
+        ticks = sorted({e for by_epsilon in cases.values() for e in by_epsilon})
         axes.set(xscale="log", yscale="log", xlabel="ε", title=data or title)
+        axes.set_xticks(ticks, [f"{e:g}" for e in ticks])
+        axes.xaxis.set_minor_locator(NullLocator())
         axes.set_ylabel("mean 3-way TVD")
         axes.legend(fontsize=6)
     figure.suptitle(title, fontsize=9)
