@@ -226,6 +226,18 @@ class Curator:
                 )
         return maps
 
+    def _cells_of(self, codes: np.ndarray, attrs: Sequence[str],
+                  maps: Mapping[str, np.ndarray]) -> tuple[np.ndarray, list[int]]:
+        """The flat index of each row of ``codes`` (columns in domain order) in the table over
+        ``attrs``, on the groups of ``maps`` for the columns they map, and that table's shape."""
+        columns, sizes = [], []
+        for a in attrs:
+            column = codes[:, self.domain.names.index(a)]
+            mapping = maps.get(a)
+            columns.append(column if mapping is None else mapping[column])
+            sizes.append(self.domain.size((a,)) if mapping is None else int(mapping.max()) + 1)
+        return np.ravel_multi_index(tuple(columns), sizes), sizes
+
     def _exact(self, attrs: tuple[str, ...], coarsening: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """The exact histogram over ``attrs``, on the groups of ``coarsening`` for the columns it
         maps (private: never returned to a caller)."""
@@ -234,13 +246,7 @@ class Curator:
         cached = self._answers.get(key)
         if cached is not None:
             return cached
-        columns, sizes = [], []
-        for a in attrs:
-            column = self._codes[:, self.domain.names.index(a)]
-            mapping = maps.get(a)
-            columns.append(column if mapping is None else mapping[column])
-            sizes.append(self.domain.size((a,)) if mapping is None else int(mapping.max()) + 1)
-        flat = np.ravel_multi_index(tuple(columns), sizes)
+        flat, sizes = self._cells_of(self._codes, attrs, maps)
         exact = np.bincount(flat, minlength=int(np.prod(sizes))).astype(np.int32 if len(flat) < 2**31 else np.int64)
         if self._cached_cells + exact.size <= self.ANSWER_CACHE_CELLS:
             self._answers[key] = exact
@@ -332,16 +338,13 @@ class Curator:
         if not tables:
             raise EngineError("select_small_database needs at least one workload table")
         rows, size = self._codes.shape[0], databases.shape[1]
-        codes = np.unravel_index(np.arange(cells), self.domain.sizes)
+        every_cell = np.column_stack(np.unravel_index(np.arange(cells), self.domain.sizes))  # public
         scores = np.zeros(databases.shape[0])
         for attrs, coarsening in tables:
             attrs = self._check(attrs)
             maps = self._check_coarsening(coarsening, attrs)
             exact = self._exact(attrs, maps).astype(float)
-            shape = [int(maps[a].max()) + 1 if a in maps else self.domain.size((a,)) for a in attrs]
-            cell_of = np.ravel_multi_index(
-                [maps[a][codes[self.domain.names.index(a)]] if a in maps else codes[self.domain.names.index(a)]
-                 for a in attrs], shape)
+            cell_of, _ = self._cells_of(every_cell, attrs, maps)
             step = max(1, self.SMALL_DATABASE_CHUNK // exact.size)
             for start in range(0, databases.shape[0], step):
                 chunk = cell_of[databases[start:start + step]]
