@@ -139,10 +139,9 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One synth run in this process: describe under DP, build the model as the generator does, sample."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import fit_measurements
+    from synth.generate import build_model
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
-    from synth.model.histogram import database_model, replay_multiplicative_weights
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
     from synth.progress import SILENT
@@ -157,14 +156,8 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     engine = make_engine(engine_name, {"k": 3, **options} if engine_name == "mwem" else options)
     result = engine.describe(curator, SILENT)
     output = result.output
-    if engine_name == "smalldb":
-        model = database_model(domain, np.asarray(output["database"]), output["total"])
-    elif engine_name == "mwem" and output["representation"] == "histogram":
-        model = replay_multiplicative_weights(domain, result.measurements, output["total"], output["passes"],
-                                              engine.options["average"])
-    else:
-        model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
-        model = fit_measurements(model_domain, result.measurements, result.compression)
+    model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
+    model = build_model(engine_name, engine.options, output, model_domain, result.measurements, result.compression)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     record = {"tool": "synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": delta,
               "spent": accountant.spent(), "rounds": output.get("rounds"),

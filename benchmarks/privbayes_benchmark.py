@@ -57,8 +57,8 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One run in this process: describe under DP, build the model, sample, score."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import fit_measurements
-    from synth.model.bayesian_network import network_from_measurements
+    from synth.generate import build_model
+    from synth.model.bayesian_network import network_structure
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
@@ -72,11 +72,7 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     engine = make_engine("privbayes", CASES[case])
     result = engine.describe(curator, SILENT)
     described = time.perf_counter() - start
-    network = [(node["attribute"], node["parents"]) for node in result.output["network"]]
-    if engine.options["fit"]:
-        model = fit_measurements(domain, result.measurements, result.compression)
-    else:
-        model = network_from_measurements(domain, network, result.measurements)
+    model = build_model("privbayes", engine.options, result.output, domain, result.measurements, result.compression)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     seconds = time.perf_counter() - start
     return {
@@ -84,7 +80,7 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
         **_scores(codes, synthetic, list(sizes.values())),
         "seconds": seconds, "describe_seconds": described,
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "spent_epsilon": accountant.spent()["epsilon"], "network": network,
+        "spent_epsilon": accountant.spent()["epsilon"], "network": network_structure(result.output["network"]),
         "max_cells": result.output["max_cells"],
     }
 

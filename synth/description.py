@@ -14,7 +14,6 @@ shapes against the domain, and that the stated totals equal the sum of the ledge
 from __future__ import annotations
 
 import copy
-
 import json
 import math
 import os

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -78,30 +78,35 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
     return ExpandedModel(model, domain.names, compression)
 
 
-def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
-    """The model that best explains the Description's measurements, on the original codes: the
-    Bayesian network itself for PrivBayes unless its ``fit`` option is true; MWEM's
-    multiplicative-weights histogram when it used one (replayed from its measurements); SmallDB's
-    small database."""
-    output = description.engine_output
+def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, Any], domain: Domain,
+                measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
+                iterations: int = FIT_ITERATIONS) -> Model:
+    """The model an engine's result stands for, on the original codes (``domain``: the codes as
+    measured, after compression): the Bayesian network itself for PrivBayes unless its ``fit``
+    option is true; MWEM's multiplicative-weights histogram when it used one (replayed from its
+    measurements); SmallDB's small database; otherwise the fit of the measurements."""
     try:
-        if description.engine == "smalldb":
-            return database_model(description.model_domain, np.asarray(output["database"]), float(output["total"]))
-        if description.engine == "mwem" and output.get("representation") == "histogram":
-            return replay_multiplicative_weights(description.model_domain, description.measurements,
-                                                 float(output["total"]), int(output["passes"]),
-                                                 bool(description.engine_options["average"]))
+        if engine == "smalldb":
+            return database_model(domain, np.asarray(output["database"]), float(output["total"]))
+        if engine == "mwem" and output.get("representation") == "histogram":
+            return replay_multiplicative_weights(domain, measurements, float(output["total"]), int(output["passes"]),
+                                                 bool(options["average"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise DescriptionError(
-            f"the {description.engine} output in the Description is incomplete or does not fit its domain "
+            f"the {engine} output in the Description is incomplete or does not fit its domain "
             f"({type(exc).__name__}: {exc}); use the file exactly as synth wrote it."
         ) from exc
     network = output.get("network")
-    if network is not None and not description.engine_options.get("fit", False):
-        return network_from_measurements(description.model_domain, network_structure(network),
-                                         description.measurements)
-    return fit_measurements(description.model_domain, description.measurements, description.compression,
-                            iterations)
+    if network is not None and not options.get("fit", False):
+        return network_from_measurements(domain, network_structure(network), measurements)
+    return fit_measurements(domain, measurements, compression, iterations)
+
+
+def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
+    """The model that best explains the Description's measurements, on the original codes
+    (``build_model`` on what the Description holds)."""
+    return build_model(description.engine, description.engine_options, description.engine_output,
+                       description.model_domain, description.measurements, description.compression, iterations)
 
 
 def generate(description: Description, rows: int | None = None, seed: int | None = None,
