@@ -10,14 +10,16 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 import pandas as pd
 
 from synth.describer import describe as _describe
+from synth.describer import stopped_after_spending
 from synth.description import Description, load_description, save_description
-from synth.errors import BudgetError
+from synth.errors import BudgetError, SynthError
 from synth.evaluate import Evaluation, write_report
 from synth.evaluate import evaluate as _evaluate
 from synth.files import atomic_write_text, check_writable, staged_release
@@ -31,6 +33,7 @@ DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9
 
 DataLike = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
+KindsLike = Mapping[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -67,16 +70,21 @@ def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
 
 def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | None = None,
              delta: float | None = None, engine: str | None = None, rows: int | None = None,
-             seed: int | None = None, progress: Progress = SILENT,
+             seed: int | None = None, kinds: KindsLike = None, progress: Progress = SILENT,
              report_to: TextIO | None = sys.stderr) -> Description:
     """Measure a private table under DP and return the release (a Description).
+
+    Without profile columns, each column's kind is decided under DP from what its cells read as
+    (a DataFrame's or Parquet file's dtypes were inferred from the private cells, so they are
+    never trusted); ``kinds`` (column name → "integer", "categorical", ...) declares kinds that
+    are public knowledge instead, and the Description records them as public.
 
     Values clipped or mapped to "other" are counted and the counts written to ``report_to`` (the
     data owner's console); they are exact statistics of the private data and never part of the
     release. ``rows`` is recorded as the number of rows to generate by default.
     """
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
-    result = _describe(load_data(data, resolved), resolved, progress)
+    result = _describe(load_data(data, resolved), resolved, progress, kinds)
     if report_to is not None:
         for line in result.notes:
             print(f"note: {line}", file=report_to)
@@ -87,10 +95,11 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
 
 def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
         epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
-        rows: int | None = None, seed: int | None = None, force: bool = False,
+        rows: int | None = None, seed: int | None = None, kinds: KindsLike = None, force: bool = False,
         progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json
-    and manifest.json to ``out_dir``: all of them, or (on any error) none."""
+    and manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
+    ``describe``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     names = ["synthetic.csv", "description.json", "manifest.json"]
@@ -99,13 +108,17 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     for name in names:
         check_writable(out / name, force)  # refuse before spending any budget
     description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows,
-                           seed=seed, progress=progress, report_to=report_to)
-    progress.message("fitting the model and sampling synthetic rows")
-    synthetic = generate(description, seed=seed)
-    with staged_release(out, names, force) as stage:
-        save_description(description, stage / "description.json")
-        outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
-        save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
+                           seed=seed, kinds=kinds, progress=progress, report_to=report_to)
+    try:
+        progress.message("fitting the model and sampling synthetic rows")
+        synthetic = generate(description, seed=seed)
+        with staged_release(out, names, force) as stage:
+            save_description(description, stage / "description.json")
+            outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
+            save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
+    except SynthError as error:
+        error.args = (f"{error} {stopped_after_spending(description.privacy['spent'], len(description.ledger))}",)
+        raise
     files = {"synthetic": out / "synthetic.csv", "description": out / "description.json",
              "manifest": out / "manifest.json"}
     if "synthetic.parquet" in names:

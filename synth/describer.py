@@ -9,7 +9,9 @@ owner's console only and must never be written into a release.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -17,14 +19,14 @@ from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.discovery import discover_columns, needs_delta
 from synth.engines import make_engine
-from synth.engines.base import SchemaAware
-from synth.errors import DataError, ProfileError
+from synth.engines.base import Engine, SchemaAware
+from synth.errors import DataError, ProfileError, SchemaError, SynthError
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.schema import DomainSource, EncodingReport, Kind, Schema, declared_kind
+from synth.schema import DomainSource, EncodingReport, Kind, Schema
 
 DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery
 
@@ -61,14 +63,43 @@ def make_accountant(profile: Profile, discovers_categories: bool) -> tuple[Accou
     return Accountant(budget, notion, composition=profile.composition, delta_reserve=share), share
 
 
-def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind | None]:
-    """Columns whose domain the profile does not give (all without one), with their declared kinds.
+def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profile: Profile) -> dict[str, Kind]:
+    """The kinds a data owner declared as public knowledge (Python's ``kinds=``), checked.
 
-    A kind is declared by the column's dtype (a schema fact); text columns get None, and their
-    kind is decided under DP during discovery.
+    They apply only without profile columns (a profile gives each column's kind in its [columns]).
+    """
+    if not kinds:
+        return {}
+    if profile.schema is not None:
+        raise ProfileError(
+            "kinds= declares column kinds, but the profile lists [columns] with kinds of their own; give "
+            "each kind in the profile's [columns.NAME] table instead."
+        )
+    unknown = [name for name in kinds if name not in df.columns]
+    if unknown:
+        raise DataError(f"kinds= names column(s) {unknown} that the data lacks (its columns: {list(df.columns)}).")
+    declared: dict[str, Kind] = {}
+    for name, kind in kinds.items():
+        try:
+            declared[name] = Kind(kind)
+        except ValueError:
+            raise SchemaError(
+                f"kinds= gives column {name!r} the kind {kind!r}; a kind is one of "
+                f"{', '.join(k.value for k in Kind)}."
+            ) from None
+    return declared
+
+
+def _columns_to_discover(df: pd.DataFrame, profile: Profile, declared: Mapping[str, Kind]) -> dict[str, Kind | None]:
+    """Columns whose domain the profile does not give (all without one), with their public kinds.
+
+    A kind is public only when the data owner declared it (``declared``); every other column's
+    kind is None and is decided under DP during discovery. A column's dtype is never taken as its
+    kind: pandas (or whoever wrote a Parquet file) inferred it from the private cells, so one
+    person's blank or odd cell could flip it.
     """
     if profile.schema is None:
-        return {name: declared_kind(df[name]) for name in df.columns}
+        return {name: declared.get(name) for name in df.columns}
     missing = [name for name in profile.schema.names if name not in df.columns]
     if missing:
         raise DataError(
@@ -76,6 +107,28 @@ def _columns_to_discover(df: pd.DataFrame, profile: Profile) -> dict[str, Kind |
             f"{list(df.columns)}). Fix the names in the profile or pass the right file."
         )
     return {}
+
+
+def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dict[str, str]:
+    """Where each column's kind came from: declared in public (profile or ``kinds=``), decided
+    under DP (a noisy vote), or read from the data by a drafted profile."""
+    sources = {}
+    for column in schema.columns:
+        if column.name in to_discover:
+            sources[column.name] = "public" if to_discover[column.name] is not None else "dp-estimated"
+        else:
+            sources[column.name] = "data-derived" if column.source == DomainSource.DATA_DERIVED else "public"
+    return sources
+
+
+def stopped_after_spending(spent: Mapping[str, Any], queries: int) -> str:
+    """What a run that stops now had spent (an accountant's ``spent()``, over ``queries`` charged
+    queries), for the console: running it again spends again, so a retry loop is a visible choice."""
+    amount = f"epsilon = {spent['epsilon']:.6g}, delta = {spent['delta']:.3g}"
+    if spent.get("rho") is not None:
+        amount = f"rho = {spent['rho']:.6g} ({amount})"
+    return (f"This run had already spent {amount} on {queries} noisy queries of the private data before "
+            "it stopped, and released nothing; running it again spends that budget again.")
 
 
 def _check_domain_sources(schema: Schema, profile: Profile) -> None:
@@ -90,18 +143,38 @@ def _check_domain_sources(schema: Schema, profile: Profile) -> None:
         )
 
 
-def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) -> DescribeResult:
-    """Measure the private table ``df`` as ``profile`` says, under its privacy budget."""
+def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT,
+             kinds: Mapping[str, Kind | str] | None = None) -> DescribeResult:
+    """Measure the private table ``df`` as ``profile`` says, under its privacy budget.
+
+    ``kinds`` declares some columns' kinds as public knowledge (only without profile columns);
+    every other kind is decided under DP. Every check that needs no noisy value runs before the
+    first charge; an error after it says on the console what had been spent.
+    """
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DataError("the table has no rows or no columns; there is nothing to describe.")
     engine = make_engine(profile.engine_name, profile.engine_options)  # fail on bad options before spending
     neighbouring = Neighbouring(profile.neighbouring)
-    to_discover = _columns_to_discover(df, profile)
+    to_discover = _columns_to_discover(df, profile, public_kinds(kinds, df, profile))
     if profile.schema is not None:
         _check_domain_sources(profile.schema, profile)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
+    engine.check(tuple(to_discover) if to_discover else profile.schema.names,
+                 "rho" if accountant.notion == Notion.ZCDP else "epsilon")
     noise = noise_source(profile.seed)
     counts = CountRelease(accountant, noise, neighbouring)
+    try:
+        return _measure(df, profile, engine, counts, to_discover, discovery_delta, progress)
+    except SynthError as error:
+        if accountant.ledger:
+            error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
+        raise
+
+
+def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRelease,
+             to_discover: Mapping[str, Kind | None], discovery_delta: float, progress: Progress) -> DescribeResult:
+    """Discovery (when domains are missing), encoding and the engine's measurements: the spending."""
+    accountant = counts.accountant
     notes: list[str] = []
     if to_discover:
         left = accountant.remaining()
@@ -123,11 +196,12 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT) ->
         engine=profile.engine_name,
         engine_options=engine.options,
         engine_output=result.output,
-        neighbouring=neighbouring.relation,
+        neighbouring=counts.neighbouring.relation,
         privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
-                 "discovery_share": profile.discovery_share if to_discover else 0.0},
+                 "discovery_share": profile.discovery_share if to_discover else 0.0,
+                 "kind_sources": _kind_sources(schema, to_discover)},
         ledger=accountant.ledger,
-        noise=noise.description(),
+        noise=counts.noise.description(),
         rows=profile.rows,
         compression=result.compression,
     )

@@ -48,6 +48,7 @@ from synth.schema import (
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
 VOTE_MARGIN = 3.0  # a kind wins only with a noisy count this many noise deviations above zero
+TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
@@ -75,8 +76,11 @@ def discrete_laplace_tail(scale: float, t: int) -> float:
 
 @functools.lru_cache(maxsize=256)  # every column of a table asks with the same arguments
 def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[int, float]:
-    """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta, and that probability."""
+    """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta·(1 − TAIL_MARGIN), and that
+    probability. The margin covers the float rounding of the computed tail, so the true tail is
+    below ``delta`` and charging ``delta`` itself never understates the privacy loss."""
     tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail
+    delta = delta * (1.0 - TAIL_MARGIN)
     tau = 2
     while tail(scale, tau - 1) > delta:
         tau *= 2
@@ -143,15 +147,20 @@ def discover_numeric(name: str, series: pd.Series, kind: Kind, counts: CountRele
 
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
                         delta: float, missing_markers: Sequence[str] = ("",)) -> Column:
-    """Categories of a text column from a thresholded noisy histogram of its values."""
+    """Categories of a text column from a thresholded noisy histogram of its values.
+
+    Each of the cells that can appear between neighbours gets an equal share of ``delta`` (δ₀);
+    the charge is δ₀ itself, not the computed tail below it.
+    """
     exact = text_counts(series, missing_markers)
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
     mechanism, scale, _ = counts.calibrate(budget, l1, l2)
-    per_cell = delta / counts.neighbouring.cells_that_appear
+    per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1 or 2 cells
     tau, tail = appearance_threshold(mechanism, scale, per_cell)
     noisy = counts.release(
-        exact.to_numpy(), budget, extra_delta=tail * counts.neighbouring.cells_that_appear,
-        query=f"categories({name}): thresholded histogram", note=f"threshold {tau}",
+        exact.to_numpy(), budget, extra_delta=delta,
+        query=f"categories({name}): thresholded histogram",
+        note=f"threshold {tau}; a value held by one person appears with probability {tail:.3g} per cell",
     )
     kept = np.nonzero(noisy.values >= tau)[0]
     kept = kept[np.argsort(-noisy.values[kept], kind="stable")][:MAX_DISCOVERED_CATEGORIES]

@@ -342,6 +342,8 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
 def _column_comments(column: Column) -> list[str]:
     if column.source != DomainSource.DATA_DERIVED:
         return []
+    if column.kind == Kind.BOOLEAN:
+        return ["# data-derived: the kind was read from the data; if it is public knowledge, set source = \"public\""]
     lines = ["# data-derived: read from the data; replace with public knowledge before a release"]
     if column.categories is not None and len(column.categories) >= DRAFT_MAX_CATEGORIES:
         lines.append(f"# only the {DRAFT_MAX_CATEGORIES} most frequent values are listed; others "
@@ -389,8 +391,8 @@ def save_profile(profile: Profile, path: str | os.PathLike[str], force: bool = F
 
 def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column:
     derived = DomainSource.DATA_DERIVED
-    if kind == Kind.BOOLEAN:  # the domain False/True is fixed, not read from the data
-        return Column(name, kind, source=DomainSource.PUBLIC)
+    if kind == Kind.BOOLEAN:  # the domain False/True is fixed, but the kind was read from the data
+        return Column(name, kind, source=derived)
     if kind == Kind.CATEGORICAL:
         counts = text_counts(series, markers).drop(DEFAULT_OTHER_LABEL, errors="ignore")
         counts = counts.sort_values(ascending=False, kind="stable").iloc[:DRAFT_MAX_CATEGORIES]
@@ -429,7 +431,8 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
     Kinds come from ``infer_kinds``; categories are the distinct values (at most the 1000 most
     frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
     A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
-    Boolean columns have their fixed public domain. The draft never fails because of a value.
+    Every column is marked data-derived, booleans too: their domain is fixed, but their kind was
+    read from the data. The draft never fails because of a value.
     """
     markers = tuple(missing_markers)
     kinds = infer_kinds(df, markers)

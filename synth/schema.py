@@ -848,11 +848,37 @@ def _classify_texts(texts: np.ndarray) -> np.ndarray:
     return classes
 
 
+def _classify_typed(series: pd.Series) -> np.ndarray | None:
+    """``classify_cells`` for a bool, number or datetime dtype, without going through text (the
+    classes are the ones the cells' texts would get); None for other dtypes."""
+    dtype = series.dtype
+    if ptypes.is_bool_dtype(dtype):
+        classes = np.full(len(series), CELL_CLASSES.index(Kind.BOOLEAN), dtype=np.int64)
+        classes[series.isna().to_numpy()] = -1
+        return classes
+    if ptypes.is_datetime64_any_dtype(dtype):
+        classes = np.full(len(series), CELL_CLASSES.index(Kind.DATETIME), dtype=np.int64)
+        classes[series.isna().to_numpy()] = -1
+        return classes
+    if ptypes.is_numeric_dtype(dtype) and not ptypes.is_complex_dtype(dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        integral = np.isfinite(values) & (values == np.floor(values))
+        classes = np.where(integral, CELL_CLASSES.index(Kind.INTEGER), CELL_CLASSES.index(Kind.FLOAT))
+        classes[np.isnan(values)] = -1
+        return classes.astype(np.int64)
+    return None
+
+
 def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> np.ndarray:
     """Per cell, the index into CELL_CLASSES of what it reads as; -1 for a missing cell.
 
-    Exact and private: only the describer may release it, and only with noise.
+    Typed cells (bool, numbers, datetimes) read as what their text would read as; the dtype
+    itself decides nothing. Exact and private: only the describer may release it, and only with
+    noise.
     """
+    typed = _classify_typed(series)
+    if typed is not None:
+        return typed
     labels, texts, is_missing = _distinct_texts(series, missing_markers)
     classes = _classify_texts(texts)
     classes[is_missing] = -1
@@ -860,7 +886,11 @@ def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) ->
 
 
 def declared_kind(series: pd.Series) -> Kind | None:
-    """The kind a column's dtype declares (a schema fact), or None for text, whose kind is open."""
+    """The kind a column's dtype suggests, or None for text, whose kind is open.
+
+    A dtype was inferred from the cells (by ``pd.read_csv`` or whoever wrote the file), so it is
+    private: only a drafted profile, which a person reviews, may use it.
+    """
     dtype = series.dtype
     if ptypes.is_bool_dtype(dtype):
         return Kind.BOOLEAN

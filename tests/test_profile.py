@@ -214,8 +214,8 @@ def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
     schema = draft.schema
     assert [c.kind for c in schema.columns] == [Kind.INTEGER, Kind.CATEGORICAL, Kind.FLOAT, Kind.BOOLEAN,
                                                 Kind.DATETIME, Kind.CATEGORICAL]
-    assert schema.column("member").source == DomainSource.PUBLIC  # the fixed domain False/True
-    assert all(c.source == DomainSource.DATA_DERIVED for c in schema.columns if c.kind != Kind.BOOLEAN)
+    # every kind was read from the data, a boolean's too (its domain False/True is fixed)
+    assert all(c.source == DomainSource.DATA_DERIVED for c in schema.columns)
     assert (schema.column("age").lower, schema.column("age").upper) == (17.0, 51.0)
     assert schema.column("city").categories == ("Bergen", "Oslo")
     assert not draft.accept_data_derived_domains
@@ -224,6 +224,7 @@ def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
     text = profile_to_toml(draft)
     assert "READ FROM THE PRIVATE DATA" in text and "accept_data_derived_domains = true" in text
     assert text.count("# data-derived: read from the data") == 5
+    assert text.count("# data-derived: the kind was read from the data") == 1
     tomllib.loads(text)
     path = save_profile(draft, tmp_path / "draft.toml")
     assert load_profile(path).schema == schema

@@ -32,8 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, megabytes, reject_unknown_options, whole_number
-from synth.engines.mst import require_zcdp
+from synth.engines.base import EngineResult, PublicChecks, megabytes, reject_unknown_options, require_zcdp, whole_number
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.model.domain import Domain
@@ -61,6 +60,12 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int) -> list[tuple[st
         if not workload:
             raise EngineError(f"no {spec} marginal has at most max_cells = {max_cells} cells; raise max_cells.")
         return workload
+    return listed_workload(spec, names)
+
+
+def listed_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
+    """A workload given as a list of column lists, checked against the column names (a public
+    fact); each marginal's columns in table order."""
     if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
         raise EngineError("workload must be \"2-way\", \"3-way\" or a non-empty list of non-empty column lists.")
     workload = []
@@ -82,7 +87,7 @@ def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ..
     return {c: float(sum(holding[a] for a in c)) for c in sorted(closure, key=lambda c: (len(c), c))}
 
 
-class AIMEngine:
+class AIMEngine(PublicChecks):
     """Workload-adaptive marginal selection with budget annealing and a model-size cap."""
 
     name: ClassVar[str] = "aim"
@@ -99,9 +104,14 @@ class AIMEngine:
     def options(self) -> dict[str, Any]:
         return dict(self._options)
 
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+        require_zcdp(self.name, budget_unit)
+        if not isinstance(self._options["workload"], str):
+            listed_workload(self._options["workload"], names)
+
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
-        require_zcdp(self.name, curator)
         domain = curator.domain
+        self.check(domain.names, curator.budget_unit)
         workload = resolve_workload(self._options["workload"], domain, self._options["max_cells"])
         candidates = candidate_weights(workload)
         columns = [c for c in candidates if len(c) == 1]

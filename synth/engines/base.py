@@ -37,8 +37,29 @@ class Engine(Protocol):
     def options(self) -> dict[str, Any]:
         """The resolved options (defaults filled in), recorded in the Description."""
 
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+        """Refuse a table or budget the engine cannot serve, from public facts alone (the column
+        names, the budget's unit: ``rho`` under zCDP, else ``epsilon``). The describer calls it
+        before anything is spent; ``describe`` calls it too."""
+
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         """Spend the curator's remaining budget on measurements."""
+
+
+class PublicChecks:
+    """Base of engines: ``check`` accepts every table and budget unless an engine says otherwise."""
+
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+        """Nothing to refuse before spending: every table and budget unit can be served."""
+
+
+def require_zcdp(engine: str, budget_unit: str) -> None:
+    """The marginal-based engines measure with the Gaussian mechanism under zCDP."""
+    if budget_unit != "rho":
+        raise EngineError(
+            f"engine {engine!r} accounts in zero-concentrated DP and needs delta > 0; pass --delta "
+            "(e.g. 1e-9) or set delta in the profile (and no accounting other than zcdp)."
+        )
 
 
 @runtime_checkable
@@ -91,7 +112,7 @@ def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[s
         )
 
 
-class WithoutOptions:
+class WithoutOptions(PublicChecks):
     """Base of engines that take no options: any option given is an error."""
 
     name: ClassVar[str]

@@ -22,7 +22,7 @@ import networkx as nx
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, WithoutOptions
+from synth.engines.base import EngineResult, WithoutOptions, require_zcdp
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way
 from synth.model.estimation import estimate_total, project_to_simplex
@@ -30,25 +30,19 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 
-def require_zcdp(engine: str, curator: Curator) -> None:
-    """The marginal-based engines measure with the Gaussian mechanism under zCDP."""
-    if curator.budget_unit != "rho":
-        raise EngineError(
-            f"engine {engine!r} accounts in zero-concentrated DP and needs delta > 0; pass --delta "
-            "(e.g. 1e-9) or set delta in the profile (and no accounting other than zcdp)."
-        )
-
-
 class MSTEngine(WithoutOptions):
     """1-way marginals, compression, a DP maximum spanning tree of pairs, its 2-way marginals."""
 
     name: ClassVar[str] = "mst"
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
-        require_zcdp(self.name, curator)
-        names = curator.domain.names
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+        require_zcdp(self.name, budget_unit)
         if len(names) < 2:
             raise EngineError("engine 'mst' needs at least two columns; use 'independent' for one.")
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        names = curator.domain.names
+        self.check(names, curator.budget_unit)
         rho_one_way, rho_select, rho_two_way = split_budget(curator.remaining(), [1.0, 1.0, 1.0])
         one_way = [
             curator.measure_marginal((name,), rho)

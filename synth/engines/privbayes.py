@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import DEPENDENCE_SCORES, Curator
-from synth.engines.base import EngineResult, megabytes, reject_unknown_options, share, true_or_false, whole_number
+from synth.engines.base import EngineResult, PublicChecks, megabytes, reject_unknown_options, share, true_or_false, whole_number
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.model.junction_tree import model_size_mb
@@ -71,7 +71,7 @@ def parent_groups(sizes: Mapping[str, int], bins: int) -> dict[str, np.ndarray]:
     return {name: np.arange(size) * bins // size for name, size in sizes.items() if size > bins}
 
 
-class PrivBayesEngine:
+class PrivBayesEngine(PublicChecks):
     """Greedy DP Bayesian network with θ-useful parent sets, then its noisy conditional tables."""
 
     name: ClassVar[str] = "privbayes"
@@ -96,12 +96,15 @@ class PrivBayesEngine:
     def options(self) -> dict[str, Any]:
         return dict(self._options)
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
-        names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
         if self._options["degree"] >= len(names):
             raise EngineError(
                 f"degree {self._options['degree']} is too large for a table of {len(names)} columns: a column "
                 f"can have at most {len(names) - 1} parents. Lower degree in [engine_options].")
+
+    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+        names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
+        self.check(names, curator.budget_unit)
         beta = self._options["structure_share"]
         measurements: list[Measurement] = []
         if curator.neighbouring.count_is_public:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import reject_unknown_options
+from synth.engines.base import PublicChecks, reject_unknown_options
 from synth.errors import EngineError
 from synth.measurement import Measurement, group_table
 from synth.model.domain import Domain
@@ -187,7 +187,7 @@ def resolve_workload(spec: Any, k: Any, domain: Domain, schema: Schema | None) -
     return query_workload(spec, schema)
 
 
-class WorkloadEngine:
+class WorkloadEngine(PublicChecks):
     """Base of the engines that answer a workload of counting queries. Options are checked when
     the engine is built (unknown ones, the workload's form, k, then ``check_options``); a workload
     of user queries is turned into codes once ``with_schema`` has given the release's schema."""
