@@ -2,8 +2,9 @@
 
 It lists the released files with their SHA-256 digests (these files are DP outputs, so hashing
 them is harmless; the private input is never hashed), and restates in plain terms what was spent
-and how: notion, budget, spent (ε, δ, ρ), neighbouring relation, domain provenance, whether the
-noise was seeded, and the software version.
+and how: notion, budget, spent (ε, δ, ρ), neighbouring relation (under ``replace`` the exact row count
+is published), domain and kind provenance, whether the noise was seeded (a seeded release carries
+no privacy guarantee at all, and says so), and the software version.
 """
 
 from __future__ import annotations
@@ -29,23 +30,31 @@ def sha256_of(path: Path) -> str:
 
 
 def guarantee_statement(description: Description) -> str:
-    """One paragraph a person can paste into an agreement."""
+    """One paragraph a person can paste into an agreement.
+
+    A seeded release promises nothing: its statement says so first and claims no DP at all.
+    """
     spent = description.privacy["spent"]
-    parts = [
-        f"These files were produced by synth {description.software.get('version', '?')} with engine "
-        f"'{description.engine}'. They satisfy ({spent['epsilon']:.6g}, {spent['delta']:.3g})-"
-        f"differential privacy under the {description.neighbouring} neighbouring relation"
-    ]
-    if spent.get("rho") is not None:
-        parts.append(f" (accounted as {spent['rho']:.6g}-zCDP, converted to (ε, δ))")
-    parts.append(".")
+    produced = (f"These files were produced by synth {description.software.get('version', '?')} with engine "
+                f"'{description.engine}'")
+    if description.seeded:
+        parts = [f"{produced} from SEEDED noise (test mode). They carry NO privacy guarantee, whatever budget "
+                 "is stated: anyone who knows or guesses the seed can reproduce the noise and remove it. They "
+                 "are for tests and benchmarks only and must not be shared."]
+    else:
+        parts = [f"{produced}. They satisfy ({spent['epsilon']:.6g}, {spent['delta']:.3g})-differential privacy "
+                 f"under the {description.neighbouring} neighbouring relation"]
+        if spent.get("rho") is not None:
+            parts.append(f" (accounted as {spent['rho']:.6g}-zCDP, converted to (ε, δ))")
+        parts.append(".")
     if not description.end_to_end_dp:
         derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
         parts.append(
             f" NOT end-to-end DP: the domains of {derived} were read from the private data without noise."
         )
-    if description.seeded:
-        parts.append(" WARNING: the noise was drawn from a seeded generator (test mode); do not share.")
+    if description.neighbouring == "replace":
+        parts.append(" Under the replace relation the exact number of rows is published as part of the release: "
+                     "only the rows' contents are protected.")
     return "".join(parts)
 
 
@@ -61,9 +70,12 @@ def build_manifest(description: Description, description_path: Path, outputs: li
             "budget": description.privacy["budget"],
             "spent": description.privacy["spent"],
             "neighbouring": description.neighbouring,
+            "row_count_published": description.neighbouring == "replace",
+            "privacy_guarantee": not description.seeded,
             "ledger_entries": len(description.ledger),
             "end_to_end_dp": description.end_to_end_dp,
             "domain_sources": description.domain_sources,
+            "kind_sources": description.privacy.get("kind_sources"),
             "noise": description.noise,
         },
         "statement": guarantee_statement(description),

@@ -2,7 +2,8 @@
 
 ``add-remove`` (the default, unbounded DP): neighbouring tables differ by one row added or
 removed, so the row count is protected. ``replace`` (bounded DP): one row is replaced by another,
-the row count is treated as public and is never measured.
+so the row count is the same for neighbours: it is never measured with noise, but used exactly
+(sensitivities, totals) and so **published** with the release.
 """
 
 from __future__ import annotations

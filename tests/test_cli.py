@@ -52,7 +52,7 @@ def test_run_without_profile_gives_a_dp_release(capsys, tmp_path, mixed_csv):
     assert any(e["query"].startswith("categories(city)") for e in description["privacy"]["ledger"])
     manifest = json.loads((out / "manifest.json").read_text())
     assert {f["name"] for f in manifest["files"]} >= {"description.json", "synthetic.csv"}
-    assert "differential privacy" in manifest["statement"]
+    assert "NO privacy guarantee" in manifest["statement"] and manifest["privacy"]["privacy_guarantee"] is False
     # values stay in the discovered domain and keep their types
     assert set(synthetic["city"]) <= {"Lyon", "Oslo", "Porto", "Quito", "", "<OTHER>"}
     ages = synthetic["age"].replace("", np.nan).dropna().astype(int)
@@ -324,15 +324,18 @@ def test_seeded_releases_are_marked_and_warned_about_and_others_use_os_entropy(c
                            "--quiet")
     assert code == 0 and SEEDED_WARNING in err
     assert json.loads((tmp_path / "r" / "description.json").read_text())["noise"]["seeded"] is True
-    assert "seeded generator" in json.loads((tmp_path / "r" / "manifest.json").read_text())["statement"]
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["statement"].startswith("These files were produced by synth")
+    assert "SEEDED noise" in manifest["statement"] and "NO privacy guarantee" in manifest["statement"]
+    assert "satisfy" not in manifest["statement"] and manifest["privacy"]["privacy_guarantee"] is False
     for options, seeded in ((["--seed", "5"], True), ([], False)):
         out = tmp_path / f"d{seeded}.json"
         code, _, err = run_cli(capsys, "describe", str(mixed_csv), "--epsilon", "1", *options, "-o", str(out))
         assert code == 0, err
         assert (SEEDED_WARNING in err) is seeded
         noise = json.loads(out.read_text())["noise"]
-        assert (noise["sampler"], noise["seeded"], noise.get("seed")) == (("numpy", True, 5) if seeded
-                                                                         else ("opendp", False, None))
+        assert noise == ({"sampler": "numpy", "seeded": True} if seeded  # the seed is never written
+                         else {"sampler": "opendp", "opendp_version": noise.get("opendp_version"), "seeded": False})
 
 
 def test_ctrl_c_mid_run_exits_cleanly_and_leaves_no_file(tmp_path):
@@ -363,3 +366,31 @@ def test_python_dash_m_synth_runs_the_command_line():
     done = subprocess.run([sys.executable, "-m", "synth", "describe", "missing.csv", "--epsilon", "1", "-o", "x.json"],
                           capture_output=True, text=True, check=False, cwd=Path(__file__).parent.parent)
     assert done.returncode == 2 and "missing.csv" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_seeded_release_holds_no_seed_and_promises_nothing(capsys, tmp_path, mixed_csv):
+    """The seed would let anyone holding description.json replay the noise and recover the exact
+    counts: it is never written; the same --seed still reproduces the same release."""
+    releases = []
+    for name in ("a", "b"):
+        code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "987654",
+                               "--engine", "independent", "-o", str(tmp_path / name), "--quiet")
+        assert code == 0, err
+        releases.append(json.loads((tmp_path / name / "description.json").read_text()))
+    text = (tmp_path / "a" / "description.json").read_text() + (tmp_path / "a" / "manifest.json").read_text()
+    assert "987654" not in text and '"seed"' not in text
+    assert releases[0]["measurements"] == releases[1]["measurements"]  # reproducible from the user's seed
+    code, out, _ = run_cli(capsys, "inspect", str(tmp_path / "a" / "description.json"))
+    assert code == 0 and "NO privacy guarantee" in out and "satisfy" not in out
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["privacy"]["privacy_guarantee"] is False and manifest["privacy"]["row_count_published"] is False
+
+
+def test_the_manifest_says_the_row_count_is_published_under_replace(capsys, tmp_path, mixed_csv):
+    profile = _write(tmp_path, "p.toml", '[release]\nepsilon = 1.0\ndelta = 1e-8\nneighbouring = "replace"\n'
+                                         'engine = "independent"\n')
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "r"), "--quiet")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["privacy"]["row_count_published"] is True and manifest["privacy"]["privacy_guarantee"] is True
+    assert "exact number of rows is published" in manifest["statement"] and "satisfy" in manifest["statement"]

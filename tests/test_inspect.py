@@ -130,7 +130,7 @@ def test_report_is_self_contained(pages, engine):
 
 def test_summary_states_budget_engine_and_seeding(descriptions, pages):
     text = " ".join(Page(pages["mst"]).text)
-    for needle in ("Engine", "mst", "Budget", "Spent", "add-remove", "ρ-zCDP", "Seeded noise: do not share",
+    for needle in ("Engine", "mst", "Budget", "Spent", "add-remove", "ρ-zCDP", "Seeded noise: NO privacy guarantee; do not share",
                    "Description format version", "synth 0.1.0", "Rows to generate"):
         assert needle in text, needle
     unseeded = dataclasses.replace(descriptions["mst"], noise={"sampler": "opendp", "seeded": False})

@@ -31,9 +31,10 @@ NOTIONS = {"pure": "pure ε-DP, basic composition", "approx": "approximate (ε, 
 def _header(description: Description) -> str:
     parts = [f"<h1>synth release inspection: engine {escape(description.engine)}</h1>", banner(BANNER)]
     if description.seeded:
-        parts.append('<p class="warning"><strong>Seeded noise: do not share.</strong> The noise was drawn '
-                     "from a reproducible generator (test mode); anyone who knows the seed can remove "
-                     "it. Such a release is for tests and benchmarks only.</p>")
+        parts.append('<p class="warning"><strong>Seeded noise: NO privacy guarantee; do not share.</strong> '
+                     "The noise was drawn from a reproducible generator (test mode); anyone who knows or "
+                     "guesses the seed can remove it, whatever budget this page states. Such a release is "
+                     "for tests and benchmarks only.</p>")
     if not description.end_to_end_dp:
         derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
         parts.append(f'<p class="warning"><strong>Not end-to-end DP.</strong> The domains of '
@@ -70,7 +71,8 @@ def _summary(description: Description, model: Model) -> str:
         ("Rows to generate", rows),
         ("Estimated row count", estimate),
         ("Noise", f"{noise.get('sampler', '?')} sampler; "
-         + ("SEEDED (test mode): must not be shared" if description.seeded else "not seeded (OS entropy)")),
+         + ("SEEDED (test mode): NO privacy guarantee, must not be shared" if description.seeded
+            else "not seeded (OS entropy)")),
         ("Domains", "; ".join(f"{source}: {', '.join(names)}" for source, names in by_source.items())),
         ("End-to-end DP", "yes" if description.end_to_end_dp else "NO (data-derived domains)"),
         ("Software", f"{description.software.get('name', 'synth')} {description.software.get('version', '?')}"),

@@ -199,7 +199,9 @@ class SeededNoise:
     NOT floating-point safe: it samples with ordinary floating-point arithmetic, whose rounding
     artefacts can leak information (Mironov 2012), and its seed makes the noise reproducible by
     anyone who knows it. It must never be used for a real release; releases made with it record
-    ``seeded: True``.
+    ``seeded: True`` and carry no privacy guarantee. The seed itself is never written into a
+    release (with it, anyone holding the Description could replay the noise and recover the exact
+    counts); whoever ran synth keeps it to reproduce the run.
     """
 
     def __init__(self, seed: int) -> None:
@@ -210,7 +212,7 @@ class SeededNoise:
         self._rng = np.random.default_rng(self.seed)
 
     def description(self) -> dict[str, Any]:
-        return {"sampler": "numpy", "seeded": True, "seed": self.seed}
+        return {"sampler": "numpy", "seeded": True}
 
     def _discrete_laplace_noise(self, scale: float, size: int) -> np.ndarray:
         """Difference of two geometric variables on {1, 2, ...} with success probability
