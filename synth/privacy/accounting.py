@@ -517,15 +517,32 @@ class Accountant:
         """The (ε, δ) guarantees that hold for ``totals`` under approximate DP.
 
         Basic composition: (Σε_i, Σδ_i). Advanced composition, heterogeneous form (Dwork, Rothblum &
-        Vadhan 2010; Kairouz, Oh & Viswanath 2015): for any δ' > 0, also
+        Vadhan 2010; Kairouz, Oh & Viswanath 2015), with the slack δ': either (Σε_i, Σδ_i + δ') or
         (sqrt(2 ln(1/δ') Σε_i²) + Σε_i(e^{ε_i} − 1), Σδ_i + δ'). Every bound is rounded up.
+
+        The ε_i are often chosen adaptively (a PrivBayes step skipped, a share left unspent, AIM's
+        annealing), which the advanced composition theorem does not cover. The accountant is then a
+        privacy filter: it admits a charge only while the totals fit, and under advanced
+        composition both options keep δ' aside, so every admitted sequence has Σδ_i ≤ δ − δ' and
+        either Σε_i ≤ ε or the advanced bound ≤ ε. Whitehouse, Ramdas, Rogers & Wu ("Fully-Adaptive
+        Composition in Differential Privacy", ICML 2023) prove that a filter stopping before
+        sqrt(2 ln(1/δ') Σε_i²) + ½Σε_i² exceeds ε, or Σδ_i exceeds δ − δ', is (ε, δ)-DP however the
+        (ε_i, δ_i) were chosen; since ε_i(e^{ε_i} − 1) ≥ ε_i²/2, our advanced bound implies theirs.
+        Outside the δ_i events (probability at most Σδ_i ≤ δ − δ'), the loss is at most Σε_i ≤ ε on
+        a run that ends under the basic bound, and exceeds ε with probability at most δ' on one that
+        ends under the advanced bound (their bound is time-uniform, so it holds at any stopping
+        time): in all, (ε, δ). Keeping δ' aside in the basic option too is what makes the union of
+        the two rules a valid filter.
         """
-        options = [(totals.epsilon, totals.delta)]
-        if self._composition == "advanced" and totals.epsilon > 0 and totals.epsilon_expm1 is not None:
+        if self._composition != "advanced":
+            return [(totals.epsilon, totals.delta)]
+        slack = Fraction(self._delta_slack)
+        options = [(totals.epsilon, totals.delta + slack)]
+        if totals.epsilon > 0 and totals.epsilon_expm1 is not None:
             log_term = Fraction(2 * _up(-math.log(self._delta_slack)))
             root = _up(math.sqrt(_ceil_float(log_term * totals.epsilon_squared)))
             advanced = Fraction(root) + totals.epsilon_expm1
-            options.append((advanced, totals.delta + Fraction(self._delta_slack)))
+            options.append((advanced, totals.delta + slack))
         return options
 
     def _fitting_options(self, totals: _Totals) -> list[tuple[Fraction, Fraction]]:
@@ -581,8 +598,8 @@ class Accountant:
         """What can still be charged, rounded down so that charging exactly this always succeeds.
 
         Pure: ε left. Approx basic: ε and δ left. zCDP: ρ left and δ left in the reserve. Approx
-        advanced: the largest single (ε, δ) charge that still fits, with δ all the δ left under the
-        bound used (basic or advanced, whichever leaves more ε).
+        advanced: the largest single (ε, δ) charge that still fits, with δ all the δ left after the
+        slack δ', under the bound used (basic or advanced, whichever leaves more ε).
         """
         totals = self._totals
         budget_eps, budget_delta = Fraction(self._budget.epsilon), Fraction(self._budget.delta)
@@ -592,22 +609,22 @@ class Accountant:
         if self._notion == Notion.PURE:
             return Cost(epsilon=_floor_float(budget_eps - totals.epsilon))
         candidates = []
-        if totals.epsilon <= budget_eps and totals.delta <= budget_delta:
+        slack = Fraction(self._delta_slack) if self._composition == "advanced" else Fraction(0)
+        delta_left = budget_delta - totals.delta - slack
+        if totals.epsilon <= budget_eps and delta_left >= 0:
             candidates.append(Cost(epsilon=_floor_float(budget_eps - totals.epsilon),
-                                   delta=_floor_float(budget_delta - totals.delta)))
-        if self._composition == "advanced":
-            delta_left = budget_delta - totals.delta - Fraction(self._delta_slack)
-            if delta_left >= 0:
-                delta = _floor_float(delta_left)
+                                   delta=_floor_float(delta_left)))
+        if self._composition == "advanced" and delta_left >= 0:
+            delta = _floor_float(delta_left)
 
-                def fits(epsilon: float) -> bool:
-                    return self._fits(totals.plus(Cost(epsilon=epsilon, delta=delta)))
+            def fits(epsilon: float) -> bool:
+                return self._fits(totals.plus(Cost(epsilon=epsilon, delta=delta)))
 
-                if fits(0.0):
-                    high = max(self._budget.epsilon, 1.0)
-                    while fits(high):
-                        high *= 2.0
-                    candidates.append(Cost(epsilon=_largest_true(fits, 0.0, high), delta=delta))
+            if fits(0.0):
+                high = max(self._budget.epsilon, 1.0)
+                while fits(high):
+                    high *= 2.0
+                candidates.append(Cost(epsilon=_largest_true(fits, 0.0, high), delta=delta))
         return max(candidates, key=lambda c: (c.epsilon, c.delta), default=Cost())
 
     def spent(self) -> dict[str, Any]:
