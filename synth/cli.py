@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from synth import api
+from synth import __version__, api
 from synth.description import Description, load_description, save_description
 from synth.errors import SynthError
 from synth.files import check_writable
@@ -62,6 +62,7 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Differentially private synthetic data.")
+    parser.add_argument("--version", action="version", version=f"synth {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="run the whole pipeline on the bundled Adult census sample")

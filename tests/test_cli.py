@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synth
 from synth import api
 from synth.cli import SEEDED_WARNING, main
 from tests.conftest import mixed_table
@@ -214,6 +215,11 @@ def test_console_script_help_and_error_exit():
     assert help_text.returncode == 0 and "--epsilon" in help_text.stdout
     failed = subprocess.run(["synth", "inspect", "/no/such/description.json"], capture_output=True, text=True)
     assert failed.returncode == 2 and "Traceback" not in failed.stderr and failed.stderr.strip()
+
+
+def test_version(capsys):
+    code, out, err = run_cli(capsys, "--version")
+    assert (code, out, err) == (0, f"synth {synth.__version__}\n", "")
 
 
 def test_module_entry_point():
