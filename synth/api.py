@@ -1,7 +1,8 @@
 """The Python API: the verbs a user calls (describe, generate, run, evaluate, draft_profile, ...).
 
 Each verb composes the modules below it and mirrors a CLI command. Nothing in the package imports
-this module except ``synth.cli`` and the package's ``__init__``.
+this module except ``synth.cli`` and the package's ``__init__``. The evaluation stack (scikit-learn,
+scipy.stats, matplotlib) is imported only by ``evaluate``, when it is called.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import pandas as pd
 
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
 from synth.describer import describe as _describe
 from synth.description import Description, load_description, save_description
 from synth.errors import BudgetError
-from synth.evaluate import Evaluation, write_report
-from synth.evaluate import evaluate as _evaluate
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generate import generate
 from synth.manifest import build_manifest, save_manifest
@@ -27,7 +27,8 @@ from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
 from synth.tableio import parquet_available, read_table, write_table
 
-DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9
+if TYPE_CHECKING:
+    from synth.evaluate import Evaluation
 
 DataLike = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
@@ -124,6 +125,8 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
     (refused if they exist, unless ``force``), both checked before any work.
     """
+    from synth.evaluate import evaluate as _evaluate, write_report  # the evaluation stack: only when used
+
     outputs = [Path(p) for p in (report, json_path) if p is not None]
     for path in outputs:
         check_writable(path, force)
