@@ -32,7 +32,8 @@ COMMANDS = (["--help"], ["--version"])
 
 def synth_source(python: str) -> str:
     """The folder of the synth package that ``python`` imports, and its git commit."""
-    done = subprocess.run([python, "-c", "import pathlib, synth; print(pathlib.Path(synth.__file__).parent.parent)"],
+    done = subprocess.run([python, "-P", "-c",  # -P: not the working folder's synth/, the installed one
+                           "import pathlib, synth; print(pathlib.Path(synth.__file__).parent.parent)"],
                           capture_output=True, text=True, check=True)
     folder = done.stdout.strip()
     commit = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True,
