@@ -93,6 +93,8 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json
     and manifest.json to ``out_dir``: all of them, or (on any error) none."""
     out = Path(out_dir)
+    # a bad budget or profile is refused before the output folder is made (describe checks again)
+    resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     names = ["synthetic.csv", "description.json", "manifest.json"]
     if parquet_available():

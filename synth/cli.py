@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synth import __version__
-from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS, MAX_DELTA
 from synth.errors import SynthError
 from synth.files import check_writable
 
@@ -61,7 +61,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def _add_budget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", type=Path, help="release profile (TOML); see profiles/")
     p.add_argument("--epsilon", type=number, help="privacy budget epsilon (> 0); overrides the profile")
-    p.add_argument("--delta", type=number, help="privacy budget delta in [0, 1); overrides the profile "
+    p.add_argument("--delta", type=number, help=f"privacy budget delta in [0, {MAX_DELTA:g}] (above that only if the "
+                   "profile sets accept_large_delta); overrides the profile "
                    f"(default without a profile: {DEFAULT_DELTA_WITHOUT_PROFILE:g})")
     p.add_argument("--engine", help="engine name (default: the profile's, else 'aim' when delta > 0, 'independent' when delta = 0)")
     p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (never share the result)")
