@@ -3,18 +3,65 @@
 The verbs mirror the command line: ``describe`` a private table under a privacy budget (the only
 step that touches private data), ``generate`` synthetic rows from the resulting Description,
 ``run`` both and write a release, ``evaluate`` a synthetic table against the original.
+
+The public names are imported from their modules on first use, so ``import synth`` (and with it
+the command line's start-up) loads neither pandas nor the evaluation stack (scikit-learn,
+scipy.stats, matplotlib) until something needs them.
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from synth.api import RunResult, describe, evaluate, resolve_profile, run  # noqa: E402
-from synth.description import Description, load_description, save_description  # noqa: E402
-from synth.errors import SynthError  # noqa: E402
-from synth.generate import generate  # noqa: E402
-from synth.profile import Profile, draft_profile, load_profile, save_profile  # noqa: E402
+_HOMES = {  # public name -> the module that defines it
+    **dict.fromkeys(("RunResult", "describe", "evaluate", "resolve_profile", "run"), "synth.api"),
+    **dict.fromkeys(("Description", "load_description", "save_description"), "synth.description"),
+    "SynthError": "synth.errors",
+    "generate": "synth.generate",
+    **dict.fromkeys(("Profile", "draft_profile", "load_profile", "save_profile"), "synth.profile"),
+}
 
 __all__ = [
     "Description", "Profile", "RunResult", "SynthError", "describe", "draft_profile", "evaluate",
     "generate", "load_description", "load_profile", "resolve_profile", "run", "save_description",
     "save_profile",
 ]
+
+if TYPE_CHECKING:  # what type checkers see: the names as if imported here
+    from synth.api import RunResult, describe, evaluate, resolve_profile, run
+    from synth.description import Description, load_description, save_description
+    from synth.errors import SynthError
+    from synth.generate import generate
+    from synth.profile import Profile, draft_profile, load_profile, save_profile
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'synth' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(ModuleType):
+    """The package's module type. Importing a submodule sets it as an attribute of the package; the
+    submodules ``synth.generate`` and ``synth.evaluate`` share their names with public verbs, and
+    must not replace the verbs (``synth.generate(description, rows)`` stays the function)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _HOMES and isinstance(value, ModuleType):
+            return  # the submodule stays reachable through sys.modules and `from synth.x import y`
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,7 +1,8 @@
 """The Python API: the verbs a user calls (describe, generate, run, evaluate, draft_profile, ...).
 
 Each verb composes the modules below it and mirrors a CLI command. Nothing in the package imports
-this module except ``synth.cli`` and the package's ``__init__``.
+this module except ``synth.cli`` and the package's ``__init__``. The evaluation stack (scikit-learn,
+scipy.stats, matplotlib) is imported only by ``evaluate``, when it is called.
 """
 
 from __future__ import annotations
@@ -9,19 +10,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import pandas as pd
 
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
 from synth.describer import describe as _describe
 from synth.describer import stopped_after_spending
 from synth.description import Description, load_description, save_description
 from synth.errors import BudgetError, SynthError
-from synth.evaluate import Evaluation, write_report
-from synth.evaluate import evaluate as _evaluate
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generate import generate
 from synth.manifest import build_manifest, save_manifest
@@ -29,7 +29,8 @@ from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
 from synth.tableio import parquet_available, read_table, write_table
 
-DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9
+if TYPE_CHECKING:
+    from synth.evaluate import Evaluation
 
 DataLike = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
@@ -101,14 +102,15 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     and manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
     ``describe``."""
     out = Path(out_dir)
+    # a bad budget or profile is refused before the output folder is made
+    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     names = ["synthetic.csv", "description.json", "manifest.json"]
     if parquet_available():
         names.insert(1, "synthetic.parquet")
     for name in names:
         check_writable(out / name, force)  # refuse before spending any budget
-    description = describe(data, profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows,
-                           seed=seed, kinds=kinds, progress=progress, report_to=report_to)
+    description = describe(data, resolved, kinds=kinds, progress=progress, report_to=report_to)
     try:
         progress.message("fitting the model and sampling synthetic rows")
         synthetic = generate(description, seed=seed)
@@ -137,6 +139,8 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
     (refused if they exist, unless ``force``), both checked before any work.
     """
+    from synth.evaluate import evaluate as _evaluate, write_report  # the evaluation stack: only when used
+
     outputs = [Path(p) for p in (report, json_path) if p is not None]
     for path in outputs:
         check_writable(path, force)

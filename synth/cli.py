@@ -3,6 +3,11 @@
 Every command maps onto a verb of ``synth.api``. Errors that synth raises on purpose
 (``SynthError``) are printed as one paragraph without a traceback and exit with status 2;
 Ctrl-C exits with 130 and leaves no half-written file (outputs are written atomically).
+
+This module imports only the standard library and light synth modules at the top; each command
+imports what it needs (pandas, the engines, the evaluation stack) when it runs, inside ``main``'s
+error handling, so ``synth --help`` and ``--version`` start fast and Ctrl-C during start-up is a
+one-line exit like any other.
 """
 
 from __future__ import annotations
@@ -12,21 +17,23 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from synth import api
-from synth.description import Description, load_description, save_description
+from synth import __version__
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS, MAX_DELTA
 from synth.errors import SynthError
 from synth.files import check_writable
-from synth.generate import FIT_ITERATIONS
-from synth.inspect import inspect_report, inspect_text
-from synth.profile import draft_profile, save_profile
-from synth.progress import Progress
-from synth.tableio import read_table, write_table
+
+if TYPE_CHECKING:
+    from synth.api import RunResult
+    from synth.description import Description
+    from synth.evaluate import Evaluation
+    from synth.progress import Progress
 
 DEMO_TARGET = "income"
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
-                  "reproducible; it is for tests and benchmarks only and must not be shared (the Description "
-                  "records it as seeded).")
+                  "reproducible and it carries NO privacy guarantee; it is for tests and benchmarks only and "
+                  "must not be shared (the Description records that it was seeded, never the seed).")
 
 
 def positive_int(text: str) -> int:
@@ -54,14 +61,16 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def _add_budget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", type=Path, help="release profile (TOML); see profiles/")
     p.add_argument("--epsilon", type=number, help="privacy budget epsilon (> 0); overrides the profile")
-    p.add_argument("--delta", type=number, help="privacy budget delta in [0, 1); overrides the profile "
-                   f"(default without a profile: {api.DEFAULT_DELTA_WITHOUT_PROFILE:g})")
+    p.add_argument("--delta", type=number, help=f"privacy budget delta in [0, {MAX_DELTA:g}] (above that only if the "
+                   "profile sets accept_large_delta); overrides the profile "
+                   f"(default without a profile: {DEFAULT_DELTA_WITHOUT_PROFILE:g})")
     p.add_argument("--engine", help="engine name (default: the profile's, else 'aim' when delta > 0, 'independent' when delta = 0)")
     p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (never share the result)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Differentially private synthetic data.")
+    parser.add_argument("--version", action="version", version=f"synth {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="run the whole pipeline on the bundled Adult census sample")
@@ -127,14 +136,14 @@ def _markers(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(["", *(args.missing or [])]))
 
 
-def _print_evaluation(evaluation: api.Evaluation, report: Path | None, json_path: Path | None) -> None:
+def _print_evaluation(evaluation: Evaluation, report: Path | None, json_path: Path | None) -> None:
     print("\n".join(evaluation.lines()))
     for what, path in (("report", report), ("metrics (JSON)", json_path)):
         if path is not None:
             print(f"wrote the evaluation {what} to {path}")
 
 
-def _summarise_run(result: api.RunResult) -> None:
+def _summarise_run(result: RunResult) -> None:
     spent = result.description.privacy["spent"]
     print(f"wrote {len(result.synthetic):,} synthetic rows to {result.files['synthetic']}")
     print(f"wrote the Description to {result.files['description']} and the manifest to {result.files['manifest']}")
@@ -150,6 +159,8 @@ def _warn_if_seeded(description: Description) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+
     data = resources.files("synth") / "data"
     report, json_path = args.out / "evaluation.html", args.out / "evaluation.json"
     if args.out.is_dir():  # refuse before the release is made and written, as `run` does for its files
@@ -168,6 +179,9 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
+    from synth.profile import draft_profile, save_profile
+    from synth.tableio import read_table
+
     check_writable(args.out, args.force)
     markers = _markers(args)
     profile = draft_profile(read_table(args.data, markers), missing_markers=markers)
@@ -178,6 +192,9 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+    from synth.description import save_description
+
     check_writable(args.out, args.force)
     description = api.describe(args.data, args.profile, epsilon=args.epsilon, delta=args.delta,
                                engine=args.engine, rows=args.rows, seed=args.seed, progress=progress,
@@ -189,6 +206,10 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+    from synth.description import load_description
+    from synth.tableio import write_table
+
     check_writable(args.out, args.force)
     synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed,
                              iterations=args.iterations)
@@ -198,6 +219,8 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+
     result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
                      engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
                      progress=progress, report_to=None if args.quiet else sys.stderr)
@@ -207,6 +230,9 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
+    from synth.description import load_description
+    from synth.inspect import inspect_report, inspect_text
+
     description = load_description(args.description)
     if args.report is None:
         print(inspect_text(description))
@@ -216,6 +242,8 @@ def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+
     evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args),
                               target=args.target, seed=args.seed, report=args.report, json_path=args.json,
                               force=args.force, progress=progress)
@@ -231,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet = getattr(args, "quiet", False)
     try:
+        from synth.progress import Progress
+
         COMMANDS[args.command](args, Progress(quiet=quiet))
     except SynthError as exc:
         print(f"synth {args.command}: error: {exc}", file=sys.stderr)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from synth.defaults import FIT_ITERATIONS
 from synth.description import Description
 from synth.measurement import Measurement
 from synth.errors import DescriptionError, SynthError
@@ -31,7 +32,6 @@ from synth.model.histogram import database_model, replay_multiplicative_weights
 from synth.model.independent import ProductModel, fit_product_model
 
 MAX_ROWS = 100_000_000
-FIT_ITERATIONS = 1000
 
 
 class Model(Protocol):

@@ -5,7 +5,8 @@ A profile says what a release may spend and what is publicly known about the col
 
     [release]
     epsilon = 1.0                        # privacy budget: a number > 0
-    delta = 1e-9                         # 0 <= delta < 1 (default 0: pure DP)
+    delta = 1e-9                         # 0 <= delta <= 1e-4 (default 0: pure DP)
+    accept_large_delta = false           # true: allow 1e-4 < delta < 1 (see MAX_DELTA)
     neighbouring = "add-remove"          # or "replace"
     engine = "aim"                       # default: aim when delta > 0 (zCDP), else independent
     rows = 30162                         # rows to generate (default: the noisy row count)
@@ -43,6 +44,9 @@ alongside must equal that. Integer cuts are whole numbers with lower < cut <= up
 the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
 whole seconds, written as ISO strings like the bounds.
 
+``delta`` is the probability that the guarantee fails outright, so it must be far below 1/rows;
+above ``MAX_DELTA`` (1e-4) a profile is refused unless it sets ``accept_large_delta = true``.
+
 Without a ``[columns]`` table the profile has no schema: every domain is then estimated under DP
 with ``discovery_share`` of the budget.
 
@@ -69,6 +73,7 @@ import numpy as np
 import pandas as pd
 import tomli_w
 
+from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.schema import (
@@ -89,7 +94,7 @@ NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
 RELEASE_KEYS = (
     "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
-    "accept_data_derived_domains", "discovery_share", "accounting", "composition",
+    "accept_data_derived_domains", "accept_large_delta", "discovery_share", "accounting", "composition",
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
@@ -140,6 +145,18 @@ def _check_delta(value: Any) -> float:
     return float(value)
 
 
+def _check_delta_ceiling(delta: float, accept_large_delta: Any) -> None:
+    if not isinstance(accept_large_delta, bool):
+        raise ProfileError("accept_large_delta must be true or false.")
+    if delta > MAX_DELTA and not accept_large_delta:
+        raise BudgetError(
+            f"delta = {delta:g} is above the ceiling of {MAX_DELTA:g}. delta is the probability that the "
+            "privacy guarantee fails outright (a release may then reveal a person's row as it is), so it must "
+            "be far below 1/rows; typical values are 1e-9 or smaller. Lower delta (in [release] or with "
+            "--delta); to go above the ceiling anyway, set accept_large_delta = true in the profile's [release]."
+        )
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
@@ -148,7 +165,8 @@ def _is_int(value: Any) -> bool:
 class Profile:
     """One release: its schema (None: domains estimated under DP), budget, engine and settings.
 
-    Invalid epsilon/delta raise BudgetError; other invalid settings ProfileError.
+    Invalid epsilon/delta (and delta above ``MAX_DELTA`` without ``accept_large_delta``) raise
+    BudgetError; other invalid settings ProfileError.
     ``missing_markers`` defaults to the schema's markers (or ``("",)`` without a schema) and must
     agree with them.
     """
@@ -162,6 +180,7 @@ class Profile:
     rows: int | None = None
     seed: int | None = None
     accept_data_derived_domains: bool = False
+    accept_large_delta: bool = False
     discovery_share: float = 0.1
     missing_markers: tuple[str, ...] | None = None
     accounting: str | None = None
@@ -174,6 +193,7 @@ class Profile:
             raise ProfileError("a profile's schema must be a Schema or None.")
         set_(self, "epsilon", _check_epsilon(self.epsilon))
         set_(self, "delta", _check_delta(self.delta))
+        _check_delta_ceiling(self.delta, self.accept_large_delta)
         if self.neighbouring not in NEIGHBOURING:
             raise ProfileError(
                 f"neighbouring is {self.neighbouring!r}; it must be one of {', '.join(map(repr, NEIGHBOURING))}."
@@ -371,6 +391,8 @@ def profile_to_toml(profile: Profile) -> str:
     if profile.composition != "basic":
         release["composition"] = profile.composition
     release["accept_data_derived_domains"] = profile.accept_data_derived_domains
+    if profile.accept_large_delta:
+        release["accept_large_delta"] = True
     release["discovery_share"] = profile.discovery_share
     parts.append(tomli_w.dumps({"release": release}))
     if profile.engine_options:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synth
 from synth import api
 from synth.cli import SEEDED_WARNING, main
 from tests.conftest import mixed_table
@@ -121,6 +122,33 @@ def test_bad_delta(capsys, tmp_path, mixed_csv, delta):
     assert_clean_error(code, err, "delta")
 
 
+def test_delta_above_the_ceiling_is_refused_and_nothing_is_written(capsys, tmp_path, mixed_csv):
+    code, out, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--delta", "0.5",
+                             "-o", str(tmp_path / "out"))
+    assert_clean_error(code, err, "delta = 0.5 is above the ceiling of 0.0001", "fails outright",
+                       "far below 1/rows", "accept_large_delta = true")
+    assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == [mixed_csv.name]
+
+
+@pytest.mark.parametrize("profile_delta,accept,option", [
+    ("0.01", True, []), ("0.01", False, []),
+    ("1e-9", True, ["--delta", "0.001"]), ("1e-9", False, ["--delta", "0.001"]),  # --delta over the profile's
+])
+def test_a_profile_may_accept_a_delta_above_the_ceiling(capsys, tmp_path, mixed_csv, profile_delta, accept, option):
+    text = f'[release]\nepsilon = 1.0\ndelta = {profile_delta}\nengine = "independent"\n'
+    profile = _write(tmp_path, "p.toml", text + ("accept_large_delta = true\n" if accept else ""))
+    out = tmp_path / "d.json"
+    code, _, err = run_cli(capsys, "describe", str(mixed_csv), "--profile", str(profile), *option, "--seed", "1",
+                           "-o", str(out), "--quiet")
+    if accept:
+        assert code == 0, err
+        delta = float(option[1] if option else profile_delta)
+        assert json.loads(out.read_text())["privacy"]["budget"]["delta"] == delta
+    else:
+        assert_clean_error(code, err, "above the ceiling", "accept_large_delta = true")
+        assert not out.exists()
+
+
 def test_text_column_without_profile_and_pure_dp_says_what_to_do(capsys, tmp_path, mixed_csv):
     code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--delta", "0",
                            "-o", str(tmp_path / "o"))
@@ -214,6 +242,11 @@ def test_console_script_help_and_error_exit():
     assert help_text.returncode == 0 and "--epsilon" in help_text.stdout
     failed = subprocess.run(["synth", "inspect", "/no/such/description.json"], capture_output=True, text=True)
     assert failed.returncode == 2 and "Traceback" not in failed.stderr and failed.stderr.strip()
+
+
+def test_version(capsys):
+    code, out, err = run_cli(capsys, "--version")
+    assert (code, out, err) == (0, f"synth {synth.__version__}\n", "")
 
 
 def test_module_entry_point():

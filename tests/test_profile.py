@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
-from synth.profile import Profile, draft_profile, load_profile, profile_to_toml, save_profile
+from synth.profile import MAX_DELTA, Profile, draft_profile, load_profile, profile_to_toml, save_profile
 from synth.schema import Column, DomainSource, Kind, Schema
 from synth.tableio import read_table
 
@@ -136,6 +136,11 @@ def test_profile_without_columns(tmp_path: Path) -> None:
         ("[release]\nepsilon = true\n", "epsilon must be a number"),
         ("[release]\nepsilon = inf\n", "finite"),
         ("[release]\nepsilon = 1\ndelta = 1\n", "0 <= delta < 1"),
+        ("[release]\nepsilon = 1\ndelta = 0.01\n", r"delta = 0.01 is above the ceiling of 0.0001.*"
+         r"fails outright.*far below 1/rows.*1e-9 or smaller.*accept_large_delta = true in the profile's \[release\]"),
+        ("[release]\nepsilon = 1\ndelta = 0.01\naccept_large_delta = false\n", "accept_large_delta = true"),
+        ("[release]\nepsilon = 1\ndelta = 0.01\naccept_large_delta = \"yes\"\n",
+         "accept_large_delta must be true or false"),
         ("[release]\nepsilon = 1\nneighbouring = \"swap\"\n", "add-remove"),
         ("[release]\nepsilon = 1\nrows = 0\n", "rows"),
         ("[release]\nepsilon = 1\ndiscovery_share = 1.5\n", "discovery_share"),
@@ -201,6 +206,21 @@ def test_budget_checks_and_overrides() -> None:
         Profile(schema=schema, epsilon=1, missing_markers=("NA",))
 
 
+def test_delta_above_the_ceiling_needs_accept_large_delta(tmp_path: Path) -> None:
+    assert Profile(schema=None, epsilon=1, delta=MAX_DELTA).delta == MAX_DELTA == 1e-4
+    for delta in (0.5, 0.01, 1.01e-4):
+        with pytest.raises(BudgetError, match="accept_large_delta = true"):
+            Profile(schema=None, epsilon=1, delta=delta)
+    with pytest.raises(BudgetError, match="above the ceiling"):  # --delta is checked like the profile's
+        Profile(schema=None, epsilon=1, delta=1e-9).with_overrides(delta=0.5)
+    accepted = load_profile(write(tmp_path, "[release]\nepsilon = 1\ndelta = 0.01\naccept_large_delta = true\n"))
+    assert (accepted.delta, accepted.accept_large_delta) == (0.01, True)
+    assert accepted.with_overrides(delta=0.5).delta == 0.5
+    again = load_profile(save_profile(accepted, tmp_path / "again.toml"))
+    assert (again.delta, again.accept_large_delta) == (0.01, True)
+    assert "accept_large_delta" not in profile_to_toml(Profile(schema=None, epsilon=1, delta=1e-9))
+
+
 def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
     df = pd.DataFrame({
         "age": ["34", "<NULL>", "51", "17"],
@@ -263,3 +283,9 @@ def test_default_engine_is_aim_under_zcdp_and_independent_otherwise():
     text = profile_to_toml(Profile(schema=None, epsilon=1.0, delta=1e-9))
     assert "engine" not in text
     assert profile_to_toml(Profile(schema=None, epsilon=1.0, engine="mst")).count('engine = "mst"') == 1
+
+
+def test_the_readme_documents_the_delta_ceiling() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    privacy = readme.split("## The privacy guarantee", 1)[1].split("\n## ", 1)[0]
+    assert MAX_DELTA == 1e-4 and "above 1e-4" in privacy and "accept_large_delta = true" in privacy
