@@ -104,3 +104,10 @@ sys.exit(main(["run", "data.csv", "--epsilon", "1", "-o", "out"]))
     assert done.returncode == 130, done.stderr
     assert done.stderr == "synth run: interrupted; no partial output was written.\n"
     assert done.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_the_text_inspector_loads_neither_scikit_learn_nor_matplotlib() -> None:
+    # `synth inspect` without --report: the inspector's one evaluation piece (Cramér's V) comes
+    # without the rest of the evaluation package.
+    loaded = loaded_after("from synth.inspect import inspect_text\nimport synth.inspect.views")
+    assert "sklearn" not in loaded and "matplotlib" not in loaded

@@ -5,9 +5,23 @@ returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML uti
 diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
 (``report``). Everything here reads the original data: the results are NOT differentially private
 and are for the data owner.
+
+The public names are imported on first use, so a module that needs one light piece (the inspector
+takes ``association.cramers_v``) does not load scikit-learn and matplotlib with it.
 """
 
-from synth.evaluate.evaluation import NOT_DP_NOTICE, SCHEMA_VERSION, Evaluation, evaluate
-from synth.evaluate.report import report_html, write_report
+from importlib import import_module
+from typing import Any
 
-__all__ = ["NOT_DP_NOTICE", "SCHEMA_VERSION", "Evaluation", "evaluate", "report_html", "write_report"]
+_HOMES = {"NOT_DP_NOTICE": "evaluation", "SCHEMA_VERSION": "evaluation", "Evaluation": "evaluation",
+          "evaluate": "evaluation", "report_html": "report", "write_report": "report"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
