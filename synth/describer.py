@@ -190,6 +190,7 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
     if isinstance(engine, SchemaAware):
         engine = engine.with_schema(schema)
     result = engine.describe(curator, progress)
+    notes.extend(result.notes)
     description = Description(
         schema=schema,
         measurements=result.measurements,

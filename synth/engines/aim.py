@@ -47,20 +47,50 @@ MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
 
 
-def resolve_workload(spec: Any, domain: Domain, max_cells: int) -> list[tuple[str, ...]]:
-    """The workload marginals: "2-way" or "3-way" (all of that order with at most ``max_cells``
-    cells, as in the AIM authors' script), or a list of column lists (taken as given)."""
+ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}
+
+
+def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool = True,
+                     ) -> tuple[list[tuple[str, ...]], str | None]:
+    """The workload marginals, and a note when aim chose smaller ones than asked.
+
+    "2-way" or "3-way": every marginal of that order with at most ``max_cells`` cells (as in the
+    AIM authors' script); a column in none of them (too many codes) gets the largest marginals
+    that fit at a lower order, down to its own 1-way marginal, so no column drops out of the
+    workload. When no marginal of the order fits at all, an ``explicit`` setting (in
+    [engine_options]) is refused; the default falls back and the note says so. A list of column
+    lists is taken as given.
+    """
     names = domain.names
-    if isinstance(spec, str):
-        orders = {"1-way": 1, "2-way": 2, "3-way": 3}
-        if spec not in orders:
-            raise EngineError(f"workload {spec!r} is not known; use \"2-way\", \"3-way\" or a list of column lists.")
-        every = itertools.combinations(names, min(orders[spec], len(names)))
-        workload = [q for q in every if domain.size(q) <= max_cells]
-        if not workload:
-            raise EngineError(f"no {spec} marginal has at most max_cells = {max_cells} cells; raise max_cells.")
-        return workload
-    return listed_workload(spec, names)
+    if not isinstance(spec, str):
+        return listed_workload(spec, names), None
+    if spec not in ORDERS:
+        raise EngineError(f"workload {spec!r} is not known; use \"2-way\", \"3-way\" or a list of column lists.")
+    order = min(ORDERS[spec], len(names))
+    workload = [q for q in itertools.combinations(names, order) if domain.size(q) <= max_cells]
+    if not workload and explicit:
+        raise EngineError(
+            f"no {spec} marginal has at most max_cells = {max_cells} cells (workload and max_cells are set in "
+            "[engine_options]). Raise max_cells, choose a smaller workload (\"2-way\" or a list of column "
+            "lists), or leave both unset: aim then falls back on the largest marginals that fit.")
+    covered = {a for q in workload for a in q}
+    fallback: list[tuple[str, ...]] = []
+    for lower in range(order - 1, 0, -1):
+        left = [a for a in names if a not in covered]
+        if not left:
+            break
+        fits = [q for q in itertools.combinations(names, lower)
+                if domain.size(q) <= max_cells and any(a in left for a in q)]
+        fallback += fits
+        covered |= {a for q in fits for a in q}
+    fallback += [(a,) for a in names if a not in covered]  # a column larger than max_cells on its own
+    if not fallback:
+        return workload, None
+    short = sorted({a for q in fallback for a in q} - {a for q in workload for a in q}, key=names.index)
+    note = (f"aim: {'no' if not workload else 'not every'} {spec} marginal has at most max_cells = {max_cells} "
+            f"cells, so column(s) {short} enter its workload through smaller marginals ({len(fallback)} of them). "
+            "Set workload or max_cells in [engine_options] to choose otherwise.")
+    return workload + fallback, note
 
 
 def listed_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
@@ -94,6 +124,7 @@ class AIMEngine(PublicChecks):
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         reject_unknown_options(self.name, options, set(DEFAULTS))
+        self._explicit = "workload" in options or "max_cells" in options
         self._options = {**DEFAULTS, **options}
         megabytes(self._options, "max_model_size")
         for key in ("rounds", "iterations", "max_cells"):
@@ -112,7 +143,8 @@ class AIMEngine(PublicChecks):
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         domain = curator.domain
         self.check(domain.names, curator.budget_unit)
-        workload = resolve_workload(self._options["workload"], domain, self._options["max_cells"])
+        workload, note = resolve_workload(self._options["workload"], domain, self._options["max_cells"],
+                                          self._explicit)
         candidates = candidate_weights(workload)
         columns = [c for c in candidates if len(c) == 1]
         rounds = self._options["rounds"] or 16 * len(domain.names)
@@ -161,5 +193,5 @@ class AIMEngine(PublicChecks):
             if not last and moved <= penalty * domain.size(chosen):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = {"workload": [list(q) for q in workload], "selected": selected, "rounds": len(selected)}
-        return EngineResult(tuple(measurements), output)
+        return EngineResult(tuple(measurements), output, notes=(note,) if note else ())
 

@@ -22,12 +22,14 @@ from synth.schema import Schema
 
 @dataclass(frozen=True)
 class EngineResult:
-    """The measurements an engine made, its public engine-specific output, and the compression
-    maps (column → new code of each original code) of columns measured on a compressed domain."""
+    """The measurements an engine made, its public engine-specific output, the compression maps
+    (column → new code of each original code) of columns measured on a compressed domain, and
+    notes for the console on choices the engine made for the user (from public facts only)."""
 
     measurements: tuple[Measurement, ...]
     output: dict[str, Any] = field(default_factory=dict)
     compression: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 class Engine(Protocol):
