@@ -47,7 +47,8 @@ from synth.schema import (
 
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
-VOTE_MARGIN = 3.0  # a kind wins only with a noisy count this many noise deviations above zero
+VOTE_MARGIN = 3.0  # a kind wins only by a noisy lead of this many noise deviations
+FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
@@ -172,30 +173,40 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
               missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Kind:
-    """The kind of a text column, from a noisy count of what its cells read as.
+    """The kind of a column, from a noisy count of what its cells read as.
 
     Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
-    or other text (``classify_cells``); the 5-cell histogram is released with noise and the kind is
-    the class with the largest noisy count (numbers: integer unless non-integral ones make up 5 %
-    or more). Deciding the kind from exact counts would let one person's odd cell flip it. When
-    no class stands clear of the noise (a few rows for this budget), the column is taken as text
-    and a note says so.
+    or other text (``classify_cells``), and the 5-cell histogram is released with noise. Deciding
+    from exact counts would let one person's odd cell flip the kind. Every decision must clear the
+    noise by ``VOTE_MARGIN`` standard deviations of the counts compared:
+
+    * the winning class (numbers: integers and non-integral ones together) must lead the runner-up
+      by the margin; when no class stands clear (too few rows for this budget, or a close split),
+      the column is taken as text and a note says so;
+    * numbers are float only when the non-integral count alone clears ``FLOAT_MARGIN`` deviations
+      (they are then certainly there, however few: 1 % of a large column is enough); otherwise
+      integer, so a whole-number column becomes float by noise alone with probability about 3e-5
+      (stray decimals are rounded, and counted on the console).
     """
     classes = classify_cells(series, missing_markers)
     exact = np.bincount(classes[classes >= 0], minlength=len(CELL_CLASSES))
     released = counts.release(exact, budget, query=f"kind({name}): what the cells read as")
-    noisy = np.maximum(released.values.astype(float), 0.0)
-    if noisy.max() < VOTE_MARGIN * released.std:
+    noisy = released.values.astype(float)
+    std = released.std
+    index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
+    votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
+             Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
+    total = {kind: float(noisy[cells].sum()) for kind, cells in votes.items()}
+    first, second = sorted(total, key=lambda k: (total[k], k == Kind.CATEGORICAL), reverse=True)[:2]
+    lead = total[first] - max(total[second], 0.0)
+    if lead < VOTE_MARGIN * std * math.sqrt(len(votes[first]) + len(votes[second])):
         if notes is not None:
-            notes.append(f"column {name!r}: too few rows to tell its kind under this budget; "
-                         "treated as text. Give its kind in a profile.")
+            notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
+                         "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
         return Kind.CATEGORICAL
-    numbers = noisy[1] + noisy[2]
-    votes = {Kind.BOOLEAN: noisy[0], Kind.INTEGER: numbers, Kind.DATETIME: noisy[3], Kind.CATEGORICAL: noisy[4]}
-    kind = max(votes, key=lambda k: (votes[k], k == Kind.CATEGORICAL))
-    if kind == Kind.INTEGER and noisy[2] >= 0.05 * numbers:
+    if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
         return Kind.FLOAT
-    return kind
+    return first
 
 
 def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts: CountRelease,

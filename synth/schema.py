@@ -470,11 +470,12 @@ class ColumnCounts:
     clipped_high: int = 0
     other: int = 0
     invalid: int = 0
+    rounded: int = 0  # values with decimals in an integer column, rounded to whole numbers
     bounds: tuple[str, str] | None = None  # the column's bounds as text, for messages
 
     @property
     def clean(self) -> bool:
-        return self.clipped_low == self.clipped_high == self.other == self.invalid == 0
+        return self.clipped_low == self.clipped_high == self.other == self.invalid == self.rounded == 0
 
 
 def _values(count: int) -> str:
@@ -515,6 +516,8 @@ class EncodingReport:
                 out.append(f"{c.name}: {_values(c.clipped_high)} above {high} clipped to the highest bin")
             if c.other:
                 out.append(f"{c.name}: {_values(c.other)} not in the category list encoded as OTHER")
+            if c.rounded:
+                out.append(f"{c.name}: {_values(c.rounded)} with decimals rounded to whole numbers (an integer column)")
             if c.invalid:
                 what = {
                     Kind.BOOLEAN: "not one of true/false, yes/no, 1/0",
@@ -619,14 +622,17 @@ def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray) -> tu
     codes = np.full(len(values), column.missing_code, dtype=np.int32)
     readable = ~np.isnan(values)
     v = values[readable]
+    rounded = 0
     if column.kind == Kind.INTEGER:
-        v = np.floor(v + 0.5)  # round half up to the integer the value stands for
+        whole = np.floor(v + 0.5)  # round half up to the integer the value stands for
+        rounded = int(np.count_nonzero(whole != v))
+        v = whole
     low, high = v < column.lower, v > column.upper
     v = np.clip(v, column.lower, column.upper)
     codes[readable] = np.searchsorted(column.edges[1:-1], v, side="right")
     counts = ColumnCounts(
         column.name, column.kind, clipped_low=int(low.sum()), clipped_high=int(high.sum()),
-        invalid=int((~readable & ~missing).sum()), bounds=column.bound_texts(),
+        invalid=int((~readable & ~missing).sum()), rounded=rounded, bounds=column.bound_texts(),
     )
     return codes, counts
 

@@ -184,3 +184,34 @@ def test_typed_cells_are_classed_as_their_text_would_be(series):
 
     as_objects = pd.Series(list(series.astype(object)), dtype=object)
     assert classify_cells(series).tolist() == classify_cells(as_objects).tolist()
+
+
+def test_a_whole_number_column_never_becomes_float_by_noise():
+    from synth.discovery import vote_kind
+
+    column = pd.Series([str(i % 50) for i in range(400)])
+    kinds = set()
+    for seed in range(300):  # σ ≈ 22: the 400 numbers stand clear, the non-integral count is pure noise
+        counts = CountRelease(Accountant(Budget(4.0, 1e-6), delta_reserve=5e-7), SeededNoise(seed), Neighbouring())
+        kinds.add(vote_kind("n", column, counts, 1e-3))
+    assert kinds == {Kind.INTEGER}
+
+
+def test_a_few_percent_of_decimals_make_a_float_column_when_they_clear_the_noise():
+    # 1.7 % of the cells have decimals: certainly there at this budget, so the column is float (a
+    # fixed 5 % share would have rounded them away).
+    from synth.discovery import vote_kind
+
+    values = [str(i % 300) for i in range(20_000)]
+    values[::59] = [f"{i}.5" for i in range(len(values[::59]))]
+    assert 0.016 < np.mean(["." in v for v in values]) < 0.018
+    assert vote_kind("x", pd.Series(values), _counts(), 0.05) == Kind.FLOAT
+
+
+def test_a_close_split_between_kinds_is_text_with_a_note():
+    from synth.discovery import vote_kind
+
+    notes: list[str] = []
+    values = [str(i) for i in range(1500)] + [f"word{i % 20}" for i in range(1500)]
+    assert vote_kind("mix", pd.Series(values), _counts(), 0.0005, notes=notes) == Kind.CATEGORICAL
+    assert notes and "does not stand clear of the noise" in notes[0]

@@ -472,3 +472,13 @@ def test_write_table_round_trip(tmp_path) -> None:
 def test_domain_source_values() -> None:
     assert [s.value for s in DomainSource] == ["public", "dp-estimated", "data-derived"]
     assert math.isclose(Column("d", "datetime", lower=0, upper=DAY, bins=24).edges[1], 3600.0)
+
+
+def test_decimals_in_an_integer_column_are_rounded_and_counted():
+    from synth.schema import Column, Schema
+
+    schema = Schema((Column("n", Kind.INTEGER, lower=0, upper=10, bins=11),))
+    codes, report = schema.encode(pd.DataFrame({"n": ["1", "2.5", "3.25", "7", ""]}))
+    assert codes[:, 0].tolist() == [1, 3, 3, 7, 11]
+    assert report.counts("n").rounded == 2 and not report.clean
+    assert any("2 values with decimals rounded to whole numbers" in line for line in report.lines())
