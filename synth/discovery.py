@@ -47,7 +47,8 @@ from synth.schema import (
 
 DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
-VOTE_MARGIN = 3.0  # a kind wins only by a noisy lead of this many noise deviations
+VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
+LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
 FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 
@@ -178,11 +179,12 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
     or other text (``classify_cells``), and the 5-cell histogram is released with noise. Deciding
     from exact counts would let one person's odd cell flip the kind. Every decision must clear the
-    noise by ``VOTE_MARGIN`` standard deviations of the counts compared:
+    noise:
 
-    * the winning class (numbers: integers and non-integral ones together) must lead the runner-up
-      by the margin; when no class stands clear (too few rows for this budget, or a close split),
-      the column is taken as text and a note says so;
+    * the winning class (numbers: integers and non-integral ones together) must clear
+      ``VOTE_MARGIN`` deviations of its noise and lead the runner-up by ``LEAD_MARGIN`` deviations
+      of the difference's noise; when it does not (too few rows for this budget, or a close split
+      between kinds), the column is taken as text and a note says so;
     * numbers are float only when the non-integral count alone clears ``FLOAT_MARGIN`` deviations
       (they are then certainly there, however few: 1 % of a large column is enough); otherwise
       integer, so a whole-number column becomes float by noise alone with probability about 3e-5
@@ -199,7 +201,8 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     total = {kind: float(noisy[cells].sum()) for kind, cells in votes.items()}
     first, second = sorted(total, key=lambda k: (total[k], k == Kind.CATEGORICAL), reverse=True)[:2]
     lead = total[first] - max(total[second], 0.0)
-    if lead < VOTE_MARGIN * std * math.sqrt(len(votes[first]) + len(votes[second])):
+    if (total[first] < VOTE_MARGIN * std * math.sqrt(len(votes[first]))
+            or lead < LEAD_MARGIN * std * math.sqrt(len(votes[first]) + len(votes[second]))):
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")

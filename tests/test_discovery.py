@@ -211,7 +211,14 @@ def test_a_few_percent_of_decimals_make_a_float_column_when_they_clear_the_noise
 def test_a_close_split_between_kinds_is_text_with_a_note():
     from synth.discovery import vote_kind
 
-    notes: list[str] = []
-    values = [str(i) for i in range(1500)] + [f"word{i % 20}" for i in range(1500)]
-    assert vote_kind("mix", pd.Series(values), _counts(), 0.0005, notes=notes) == Kind.CATEGORICAL
-    assert notes and "does not stand clear of the noise" in notes[0]
+    # An even split: the lead is pure noise, which clears 2 deviations about 5 % of the time.
+    values = pd.Series([str(i) for i in range(1500)] + [f"word{i % 20}" for i in range(1500)])
+    decided = []
+    for seed in range(40):
+        notes: list[str] = []
+        counts = CountRelease(Accountant(Budget(4.0, 1e-6), delta_reserve=5e-7), SeededNoise(seed), Neighbouring())
+        kind = vote_kind("mix", values, counts, 0.0005, notes=notes)
+        decided.append(kind)
+        assert kind == Kind.CATEGORICAL or not notes  # a note only with the fallback to text
+        assert not notes or "does not stand clear of the noise" in notes[0]
+    assert decided.count(Kind.CATEGORICAL) >= 34
