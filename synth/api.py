@@ -47,8 +47,10 @@ class RunResult:
 
 
 def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None, delta: float | None = None,
-                    engine: str | None = None, rows: int | None = None, seed: int | None = None) -> Profile:
-    """Load ``profile`` (or start an empty one) and apply the options given explicitly."""
+                    engine: str | None = None, rows: int | None = None, seed: int | None = None,
+                    accept_rough_domains: bool | None = None) -> Profile:
+    """Load ``profile`` (or start an empty one) and apply the options given explicitly (None:
+    not given)."""
     if profile is None:
         if epsilon is None:
             raise BudgetError(
@@ -59,7 +61,8 @@ def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None
                        delta=DEFAULT_DELTA_WITHOUT_PROFILE if delta is None else delta)
     else:
         base = profile if isinstance(profile, Profile) else load_profile(profile)
-    return base.with_overrides(epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
+    return base.with_overrides(epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
+                               accept_rough_domains=accept_rough_domains)
 
 
 def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
@@ -71,20 +74,24 @@ def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
 
 def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | None = None,
              delta: float | None = None, engine: str | None = None, rows: int | None = None,
-             seed: int | None = None, kinds: KindsLike = None, progress: Progress = SILENT,
-             report_to: TextIO | None = sys.stderr) -> Description:
+             seed: int | None = None, kinds: KindsLike = None, accept_rough_domains: bool | None = None,
+             progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> Description:
     """Measure a private table under DP and return the release (a Description).
 
     Without profile columns, each column's kind is decided under DP from what its cells read as
     (a DataFrame's or Parquet file's dtypes were inferred from the private cells, so they are
     never trusted); ``kinds`` (column name → "integer", "categorical", ...) declares kinds that
-    are public knowledge instead, and the Description records them as public.
+    are public knowledge instead, and the Description records them as public. When a domain
+    cannot be found under DP (a column *lost*), nothing more is spent and the run stops with a
+    DiscoveryError saying what it would take, unless ``accept_rough_domains`` (or the profile's
+    setting): lost columns are then left out of the release.
 
     Values clipped or mapped to "other" are counted and the counts written to ``report_to`` (the
     data owner's console); they are exact statistics of the private data and never part of the
     release. ``rows`` is recorded as the number of rows to generate by default.
     """
-    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
+    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
+                               accept_rough_domains=accept_rough_domains)
     result = _describe(load_data(data, resolved), resolved, progress, kinds)
     if report_to is not None:
         for line in result.notes:
@@ -96,14 +103,16 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
 
 def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
         epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
-        rows: int | None = None, seed: int | None = None, kinds: KindsLike = None, force: bool = False,
+        rows: int | None = None, seed: int | None = None, kinds: KindsLike = None,
+        accept_rough_domains: bool | None = None, force: bool = False,
         progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json
     and manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
     ``describe``."""
     out = Path(out_dir)
     # a bad budget or profile is refused before the output folder is made
-    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed)
+    resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
+                               accept_rough_domains=accept_rough_domains)
     out.mkdir(parents=True, exist_ok=True)
     names = ["synthetic.csv", "description.json", "manifest.json"]
     if parquet_available():

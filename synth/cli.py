@@ -66,6 +66,8 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
                    f"(default without a profile: {DEFAULT_DELTA_WITHOUT_PROFILE:g})")
     p.add_argument("--engine", help="engine name (default: the profile's, else 'aim' when delta > 0, 'independent' when delta = 0)")
     p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (never share the result)")
+    p.add_argument("--accept-rough-domains", action="store_true", default=None,
+                   help="release even when a column's domain cannot be found under DP (such columns are left out)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,7 +199,8 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
 
     check_writable(args.out, args.force)
     description = api.describe(args.data, args.profile, epsilon=args.epsilon, delta=args.delta,
-                               engine=args.engine, rows=args.rows, seed=args.seed, progress=progress,
+                               engine=args.engine, rows=args.rows, seed=args.seed,
+                               accept_rough_domains=args.accept_rough_domains, progress=progress,
                                report_to=None if args.quiet else sys.stderr)
     save_description(description, args.out, force=args.force)
     _warn_if_seeded(description)
@@ -223,7 +226,8 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
     result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
                      engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
-                     progress=progress, report_to=None if args.quiet else sys.stderr)
+                     accept_rough_domains=args.accept_rough_domains, progress=progress,
+                     report_to=None if args.quiet else sys.stderr)
     _warn_if_seeded(result.description)
     if not args.quiet:
         _summarise_run(result)

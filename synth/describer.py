@@ -17,10 +17,10 @@ import pandas as pd
 
 from synth.curator import CountRelease, Curator
 from synth.description import Description
-from synth.discovery import discover_columns, needs_delta
+from synth.discovery import Discovery, discover_columns, needs_delta
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
-from synth.errors import DataError, ProfileError, SchemaError, SynthError
+from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
@@ -121,6 +121,30 @@ def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dic
     return sources
 
 
+def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str]) -> None:
+    """The health check after discovery, before anything else is spent: DiscoveryError when a
+    column was lost (its values exist but no domain cleared the noise), unless rough domains are
+    accepted, in which case lost columns are left out of the release. Notes name the rough ones
+    and end with a one-line verdict. Findings hold noisy facts only."""
+    if discovery.lost and not accept_rough:
+        raise DiscoveryError(
+            f"the domain of {len(discovery.lost)} column(s) could not be found under DP with this budget, so "
+            f"nothing more was measured and nothing was released:\n{discovery.table()}\nGive these columns' "
+            "domains in a profile (`synth profile DATA -o profile.toml`, review it, mark them source = "
+            "\"public\"), spend more (--epsilon, or discovery_share in the profile), or pass "
+            "--accept-rough-domains (accept_rough_domains = true in [release]) to release without them."
+        )
+    if len(discovery.lost) == len(discovery.findings):
+        raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}")
+    for finding in discovery.findings:
+        if finding.verdict == "rough":
+            notes.append(f"column {finding.name!r}: rough domain: {finding.detail}")
+        elif finding.verdict == "lost":
+            notes.append(f"column {finding.name!r}: lost ({finding.detail}); left out of the release, as "
+                         "rough domains were accepted")
+    notes.append(discovery.verdict_line())
+
+
 def stopped_after_spending(spent: Mapping[str, Any], queries: int) -> str:
     """What a run that stops now had spent (an accountant's ``spent()``, over ``queries`` charged
     queries), for the console: running it again spends again, so a retry loop is a visible choice."""
@@ -176,13 +200,17 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
     """Discovery (when domains are missing), encoding and the engine's measurements: the spending."""
     accountant = counts.accountant
     notes: list[str] = []
+    discovery_record: dict[str, Any] = {}
     if to_discover:
         left = accountant.remaining()
         budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
-        discovered = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
-                                      profile.missing_markers, notes)
-        schema = Schema(columns=tuple(discovered[n] for n in to_discover),
+        discovery = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
+                                     profile.missing_markers, notes)
+        check_discovery(discovery, profile.accept_rough_domains, notes)
+        schema = Schema(columns=tuple(discovery.columns[n] for n in to_discover if n in discovery.columns),
                         missing_markers=profile.missing_markers)
+        discovery_record = {"discovery_weights": discovery.allocation,
+                            "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:
         schema = profile.schema
     codes, report = schema.encode(df)
@@ -200,7 +228,7 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
         neighbouring=counts.neighbouring.relation,
         privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
                  "discovery_share": profile.discovery_share if to_discover else 0.0,
-                 "kind_sources": _kind_sources(schema, to_discover)},
+                 "kind_sources": _kind_sources(schema, to_discover), **discovery_record},
         ledger=accountant.ledger,
         noise=counts.noise.description(),
         rows=profile.rows,

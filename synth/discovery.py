@@ -3,20 +3,24 @@
 This module reads private values (it is inside the privacy boundary, beside the curator) and
 releases only noisy, charged answers:
 
-* numeric and datetime columns: a noisy histogram over a fixed public grid of buckets (log-scale
-  for numbers, one bucket per calendar year for dates); the bounds are the outermost buckets (or
-  runs of up to 4 buckets) whose noisy count clears a threshold set from the noise alone, so a
-  lone outlier does not move them; when nothing clears it (tiny tables), a note says the bounds
-  are a rough guess;
+* a column's kind (number, date, boolean or text), unless declared in public, is decided from a
+  noisy count of what its cells read as, with a margin over the noise, so one person's odd cell
+  cannot flip it (``vote_kind``);
+* numeric and datetime columns: bounds and bins from two noisy histograms over public grids
+  (``synth.bounds``);
 * text columns: a thresholded noisy histogram of the values present (the "stability-based"
   histogram): a value is kept only if its noisy count clears a threshold chosen so that a value
-  held by a single person appears with probability at most δ₀, charged as δ₀ on top of the noise.
+  held by a single person appears with probability at most δ₀, charged as δ₀ itself on top of the
+  noise (the computed tail sits a margin below δ₀, so float rounding in it cannot understate δ).
   This needs δ > 0; under pure DP it is refused with a clear message;
-* boolean columns have a public domain and cost nothing;
-* a text column's kind (number, date, boolean or text) is itself decided from a noisy count of
-  what its cells read as, so one person's odd cell cannot flip it.
+* boolean columns have a public domain and cost nothing beyond their vote.
 
-It never reads a minimum, maximum, count or category list for free.
+The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
+domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
+(``DOMAIN_WEIGHTS``: a category list must clear a δ-threshold per value, bounds a detection
+threshold twice, a boolean nothing). Each column is then judged from noisy values only: located,
+rough or lost (``Finding``); the describer stops before anything else is spent when a column is
+lost. It never reads a minimum, maximum, count or category list for free.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from statistics import NormalDist
 
+from synth.bounds import locate_bounds
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.privacy import split_budget
@@ -40,21 +46,64 @@ from synth.schema import (
     DomainSource,
     Kind,
     classify_cells,
-    datetime_to_seconds,
     parse_values,
     text_counts,
 )
 
-DISCOVERED_BINS = 32
 MAX_DISCOVERED_CATEGORIES = 1000
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
 LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
 FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
+ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
+VOTE_WEIGHT = 1.0
+UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
+DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0}
+ALLOCATION = {"kind vote": VOTE_WEIGHT, "undecided domain": UNDECIDED_WEIGHT,
+              **{f"{kind.value} domain": weight for kind, weight in DOMAIN_WEIGHTS.items()}}
 
-_POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
-NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
-YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
+
+@dataclass(frozen=True)
+class Finding:
+    """What discovery found for one column, judged from noisy values only (safe to print)."""
+
+    name: str
+    kind: Kind
+    verdict: str  # "located", "rough" or "lost"
+    detail: str
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A column's kind and the noisy count of its cells of that kind (None: not voted)."""
+
+    kind: Kind
+    cells: float | None = None
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The columns found (lost ones are absent), a finding per column, and the public weights
+    the budget was allocated by (for the Description)."""
+
+    columns: dict[str, Column]
+    findings: tuple[Finding, ...]
+    allocation: dict[str, Any]
+
+    @property
+    def lost(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.verdict == "lost")
+
+    def table(self) -> str:
+        """One line per column: name, kind, verdict and detail (noisy facts only: safe to print)."""
+        width = max(len(f.name) for f in self.findings)
+        return "\n".join(f"  {f.name:<{width}}  {f.kind.value:<11}  {f.verdict:<7}  {f.detail}" for f in self.findings)
+
+    def verdict_line(self) -> str:
+        """How many columns were located, rough or lost, in one line."""
+        counts = {v: sum(f.verdict == v for f in self.findings) for v in ("located", "rough", "lost")}
+        return (f"domains found under DP: {counts['located']} located, {counts['rough']} rough, "
+                f"{counts['lost']} lost (of {len(self.findings)} columns)")
 
 
 def needs_delta(kinds: Mapping[str, Kind | None]) -> bool:
@@ -96,63 +145,16 @@ def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[in
     return high, tail(scale, high - 1)
 
 
-def detect_range(noisy: np.ndarray, std: float) -> tuple[int, int, bool]:
-    """First and last inner bucket holding mass, from a noisy histogram over buckets.
-
-    Windows of 1, 2 and 4 adjacent buckets are tested, narrowest first; a window is occupied when
-    the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
-    with probability about 0.01 over all windows. Wider windows so find tails spread thinly over
-    several buckets, without being triggered by a heavy bucket found already. The range spans
-    every occupied bucket. Returns ``(first, last, detected)``; when nothing is occupied, the
-    widest window with the largest noisy sum stands in, with ``detected`` False. Only noisy values
-    are used.
-    """
-    widths = (1, 2, 4)
-    z = NormalDist().inv_cdf(1 - 0.01 / (len(widths) * noisy.size))
-    found = np.zeros(noisy.size, dtype=bool)
-    for w in widths:
-        sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")
-        for start in np.nonzero(sums > z * std * math.sqrt(w))[0]:  # sums[i]: buckets i .. i + w - 1
-            found[start:start + w] = True
-    if found.any():
-        occupied = np.nonzero(found)[0]
-        return int(occupied[0]), int(occupied[-1]), True
-    start = int(np.argmax(sums))
-    return start, start + widths[-1] - 1, False
-
-
-def discover_numeric(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
-                     missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Column:
-    """Bounds of a numeric or datetime column from a noisy histogram over public buckets."""
-    edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
-    values, _ = parse_values(series, kind, missing_markers)
-    values = values[np.isfinite(values) & (values >= edges[0]) & (values < edges[-1])]
-    # inner bucket j holds [edges[j], edges[j + 1]); values beyond the grid are clipped when encoded
-    exact = np.bincount(np.searchsorted(edges, values, side="right") - 1, minlength=edges.size - 1)
-    noisy = counts.release(exact, budget, query=f"bounds({name}): histogram over public buckets")
-    first, last, detected = detect_range(noisy.values.astype(float), noisy.std)
-    if not detected and notes is not None:
-        notes.append(
-            f"column {name!r}: the noisy histogram was too weak to locate its values (few rows for "
-            "this budget), so its bounds are a rough guess; give them in a profile for a useful release."
-        )
-    lower, upper = float(edges[first]), float(edges[last + 1])
-    if kind == Kind.INTEGER:  # the integers inside [lower, upper), at least two of them
-        lower = float(math.ceil(lower))
-        upper = float(max(math.ceil(upper) - 1, lower + 1))
-        bins = int(min(upper - lower + 1, DISCOVERED_BINS))
-    else:
-        bins = DISCOVERED_BINS
-    return Column(name=name, kind=kind, categories=None, lower=lower, upper=upper, bins=bins,
-                  source=DomainSource.DP_ESTIMATED)
-
-
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
-                        delta: float, missing_markers: Sequence[str] = ("",)) -> Column:
+                        delta: float, missing_markers: Sequence[str] = ("",),
+                        cells: float | None = None) -> tuple[Column | None, Finding]:
     """Categories of a text column from a thresholded noisy histogram of its values.
 
     Each of the cells that can appear between neighbours gets an equal share of ``delta`` (δ₀);
-    the charge is δ₀ itself, not the computed tail below it.
+    the charge is δ₀ itself, not the computed tail below it. Lost (None) when no value clears the
+    threshold; rough when the values found hold less than ``ROUGH_COVERAGE`` of ``cells`` (the
+    vote's noisy count of the column's text cells, when it was voted). Only the kept values'
+    noisy counts are used: the others' very existence is private.
     """
     exact = text_counts(series, missing_markers)
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
@@ -168,13 +170,23 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
     kept = kept[np.argsort(-noisy.values[kept], kind="stable")][:MAX_DISCOVERED_CATEGORIES]
     # a value spelled like the "other" label is left to map to OTHER, as it would when encoded
     categories = tuple(sorted(c for c in exact.index[kept].astype(str) if c != DEFAULT_OTHER_LABEL))
-    return Column(name=name, kind=Kind.CATEGORICAL, categories=categories or ("<none found>",),
-                  lower=None, upper=None, bins=None, source=DomainSource.DP_ESTIMATED)
+    if not categories:
+        return None, Finding(name, Kind.CATEGORICAL, "lost", (
+            f"no value reached the threshold of {tau} noisy rows: at this budget a value needs about {tau} rows "
+            "to be found. List its categories in a profile, or spend more (--epsilon, discovery_share)."))
+    column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, source=DomainSource.DP_ESTIMATED)
+    found = float(np.maximum(noisy.values[kept], 0).sum())
+    if cells is not None and cells > 0 and found < ROUGH_COVERAGE * cells:
+        return column, Finding(name, Kind.CATEGORICAL, "rough", (
+            f"{len(categories)} values found, holding about {min(found / cells, 1):.0%} of its cells (noisy); the "
+            f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget"))
+    return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found")
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
-              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Kind:
-    """The kind of a column, from a noisy count of what its cells read as.
+              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Vote:
+    """The kind of a column, from a noisy count of what its cells read as, with the noisy count
+    of its cells of that kind (``Vote``).
 
     Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
     or other text (``classify_cells``), and the 5-cell histogram is released with noise. Deciding
@@ -206,44 +218,71 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
-        return Kind.CATEGORICAL
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]))
     if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
-        return Kind.FLOAT
-    return first
+        return Vote(Kind.FLOAT, total[first])
+    return Vote(first, total[first])
+
+
+def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:
+    """Each column's share of ``budget`` for its domain, by ``DOMAIN_WEIGHTS`` (booleans: none)."""
+    weighted = {name: DOMAIN_WEIGHTS[kind] for name, kind in kinds.items() if DOMAIN_WEIGHTS[kind] > 0}
+    if not weighted:
+        return {}
+    return dict(zip(weighted, split_budget(budget, list(weighted.values()))))
 
 
 def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts: CountRelease,
                      budget: float, delta: float, progress: Progress,
                      missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
-                     ) -> dict[str, Column]:
-    """DP kinds and domains for the columns in ``kinds``, spending ``budget`` (and ``delta``).
+                     ) -> Discovery:
+    """DP kinds and domains for the columns in ``kinds``, spending at most ``budget`` (and ``delta``).
 
-    A kind of None (a text column whose type is not declared) is first decided by ``vote_kind``.
-    The budget is split equally over the queries: one vote per undeclared column and one domain
-    measurement per non-boolean column (a column voted boolean leaves its share unspent).
+    A kind of None (not declared in public) is first decided by ``vote_kind``. The votes get
+    ``VOTE_WEIGHT`` each against the domains to come (``UNDECIDED_WEIGHT`` for an undecided
+    column, ``DOMAIN_WEIGHTS`` for a declared one); what the votes leave is then split over the
+    domains by ``DOMAIN_WEIGHTS`` of the kinds decided. Text columns share ``delta`` equally.
     """
-    queries = [(n, "kind") for n, k in kinds.items() if k is None]
-    queries += [(n, "domain") for n, k in kinds.items() if k != Kind.BOOLEAN]
-    shares = dict(zip(queries, split_budget(budget, [1.0] * len(queries)))) if queries else {}
+    undecided = [n for n, k in kinds.items() if k is None]
+    domain_weight = sum(UNDECIDED_WEIGHT if k is None else DOMAIN_WEIGHTS[k] for k in kinds.values())
+    vote_budget = 0.0
+    if undecided:
+        if domain_weight > 0:
+            vote_budget, budget = split_budget(budget, [VOTE_WEIGHT * len(undecided), domain_weight])
+        else:
+            vote_budget, budget = budget, 0.0
     might_need_delta = [n for n, k in kinds.items() if k in (None, Kind.CATEGORICAL)]
     deltas = dict(zip(might_need_delta, split_budget(delta, [1.0] * len(might_need_delta)))) if delta > 0 else {}
+    votes = {name: Vote(kind) for name, kind in kinds.items() if kind is not None}
+    if undecided:
+        shares = split_budget(vote_budget, [1.0] * len(undecided))
+        for name, share in progress.track(list(zip(undecided, shares)), "deciding column kinds under DP", len(undecided)):
+            votes[name] = vote_kind(name, df[name], counts, share, missing_markers, notes)
+    decided = {name: votes[name].kind for name in kinds}
+    text = [n for n, k in decided.items() if k == Kind.CATEGORICAL and n not in deltas]
+    if text:
+        raise BudgetError(
+            f"column(s) {text} hold text whose categories are not in a profile, and discovering them under "
+            "DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a profile that lists them (`synth "
+            "profile DATA -o profile.toml`, then review it)."
+        )
+    budgets = _domain_budgets(decided, budget) if budget > 0 else {}
     columns: dict[str, Column] = {}
-    for name in progress.track(list(kinds), "estimating kinds and domains under DP", len(kinds)):
-        kind = kinds[name]
-        if kind is None:
-            kind = vote_kind(name, df[name], counts, shares[(name, "kind")], missing_markers, notes)
+    findings: list[Finding] = []
+    for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
+        kind = decided[name]
         if kind == Kind.BOOLEAN:
             columns[name] = Column(name=name, kind=kind, source=DomainSource.PUBLIC)
-        elif kind == Kind.CATEGORICAL:
-            if name not in deltas:
-                raise BudgetError(
-                    f"column {name!r} holds text whose categories are not in a profile, and "
-                    "discovering them under DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a "
-                    "profile that lists them (`synth profile DATA -o profile.toml`, then review it)."
-                )
-            columns[name] = discover_categories(name, df[name], counts, shares[(name, "domain")],
-                                                deltas[name], missing_markers)
+            findings.append(Finding(name, kind, "located", "true/false"))
+            continue
+        if kind == Kind.CATEGORICAL:
+            column, finding = discover_categories(name, df[name], counts, budgets[name], deltas[name],
+                                                  missing_markers, votes[name].cells)
         else:
-            columns[name] = discover_numeric(name, df[name], kind, counts, shares[(name, "domain")],
-                                             missing_markers, notes)
-    return columns
+            values, _ = parse_values(df[name], kind, missing_markers)
+            located = locate_bounds(name, values, kind, counts, budgets[name])
+            column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
+        if column is not None:
+            columns[name] = column
+        findings.append(finding)
+    return Discovery(columns, tuple(findings), dict(ALLOCATION))

@@ -38,6 +38,10 @@ class BudgetExhaustedError(SynthError):
     """A query would spend more privacy budget than is left; it was refused before any noise was drawn."""
 
 
+class DiscoveryError(SynthError):
+    """A column's domain could not be found under DP with this budget (a column was *lost*)."""
+
+
 class EngineError(SynthError):
     """An unknown engine, or engine options that are invalid."""
 

@@ -15,6 +15,8 @@ A profile says what a release may spend and what is publicly known about the col
     other_label = "<OTHER>"              # how values outside a category list are written back
     accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
     discovery_share = 0.1                # share of epsilon spent estimating domains when no [columns]
+    accept_rough_domains = false         # true: release even when a column's domain was not found
+                                         # under DP (lost columns are then left out, with a note)
     accounting = "zcdp"                  # pure | approx | zcdp (default: pure if delta = 0, else zcdp)
     composition = "basic"                # basic | advanced (advanced composition, approx only)
 
@@ -94,7 +96,7 @@ NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
 RELEASE_KEYS = (
     "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
-    "accept_data_derived_domains", "accept_large_delta", "discovery_share", "accounting", "composition",
+    "accept_data_derived_domains", "accept_large_delta", "accept_rough_domains", "discovery_share", "accounting", "composition",
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
@@ -181,6 +183,7 @@ class Profile:
     seed: int | None = None
     accept_data_derived_domains: bool = False
     accept_large_delta: bool = False
+    accept_rough_domains: bool = False
     discovery_share: float = 0.1
     missing_markers: tuple[str, ...] | None = None
     accounting: str | None = None
@@ -218,6 +221,8 @@ class Profile:
             raise ProfileError(f"seed must be a whole number of at least 0, or left out; got {self.seed!r}.")
         if not isinstance(self.accept_data_derived_domains, bool):
             raise ProfileError("accept_data_derived_domains must be true or false.")
+        if not isinstance(self.accept_rough_domains, bool):
+            raise ProfileError("accept_rough_domains must be true or false.")
         share = self.discovery_share
         if not isinstance(share, numbers.Real) or isinstance(share, bool) or not 0 < share < 1:
             raise ProfileError(f"discovery_share must be a number strictly between 0 and 1; got {share!r}.")
@@ -393,6 +398,8 @@ def profile_to_toml(profile: Profile) -> str:
     release["accept_data_derived_domains"] = profile.accept_data_derived_domains
     if profile.accept_large_delta:
         release["accept_large_delta"] = True
+    if profile.accept_rough_domains:
+        release["accept_rough_domains"] = True
     release["discovery_share"] = profile.discovery_share
     parts.append(tomli_w.dumps({"release": release}))
     if profile.engine_options:

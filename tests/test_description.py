@@ -99,7 +99,7 @@ def test_spent_is_checked_under_every_accounting(tmp_path, settings):
     """The ledger replayed on the stated budget gives the stated spent, whatever the accounting;
     spent halved is caught."""
     profile = Profile(schema=None, epsilon=1.0, engine="independent", **settings)
-    release = describe(mixed_table(300)[["age", "member"]], profile, seed=2, report_to=None)
+    release = describe(mixed_table()[["age", "member"]], profile, seed=2, report_to=None)
     assert load_description(save_description(release, tmp_path / "d.json")).privacy == release.privacy
 
     def halve(data):

@@ -229,7 +229,7 @@ def test_bad_options_are_refused_when_the_engine_is_built(options, needle):
 
 
 def test_the_cli_prints_bad_workloads_without_a_traceback(capsys, tmp_path: Path):
-    df, _ = adult_like(300)
+    df, _ = adult_like(3000)
     data = tmp_path / "data.csv"
     df.to_csv(data, index=False)
     profile = tmp_path / "p.toml"

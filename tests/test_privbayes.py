@@ -440,7 +440,7 @@ def test_a_coarse_measurement_must_fit_its_domain():
 @pytest.mark.parametrize("network", [
     [{"attribute": "age"}], [{"parents": []}], "age", [["age", []]], [{"attribute": 3, "parents": []}]])
 def test_a_malformed_network_is_a_description_error(network):
-    description = describe(mixed_table(500), epsilon=1.0, delta=1e-6, engine="privbayes", seed=1, report_to=None)
+    description = describe(mixed_table(), epsilon=1.0, delta=1e-6, engine="privbayes", seed=1, report_to=None)
     broken = replace(description, engine_output={**description.engine_output, "network": network})
     with pytest.raises(DescriptionError, match="network"):
         generate(broken, rows=10, seed=0)

@@ -197,7 +197,7 @@ def test_end_to_end_release_and_generation():
 
 def test_the_cli_refuses_a_space_too_large_without_a_traceback(capsys, tmp_path: Path):
     data = tmp_path / "mixed.csv"
-    mixed_table(500).to_csv(data, index=False)
+    mixed_table().to_csv(data, index=False)
     code = main(["run", str(data), "--epsilon", "1", "--engine", "smalldb", "--seed", "1", "-o",
                  str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err

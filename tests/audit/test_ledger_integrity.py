@@ -62,6 +62,8 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                      "the front door: encodes the private table and hands the codes to a Curator"),
     "discovery.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release"}),
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
+    "bounds.py": (frozenset({"release"}),
+                  "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
     "schema.py": (frozenset({"parse_values", "text_counts"}),
                   "defines encoding and parsing, applied to tables the describer, discovery or profile hand it"),
     "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
@@ -356,7 +358,7 @@ def test_every_call_draws_and_the_public_draw_is_the_only_free_one() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _table(rows: int = 200, seed: int = 4) -> pd.DataFrame:
+def _table(rows: int = 2000, seed: int = 4) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     colour = rng.choice(["red", "green", "blue"], rows)
     size = np.where(colour == "red", rng.integers(0, 5, rows), rng.integers(3, 10, rows))

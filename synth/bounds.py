@@ -1,0 +1,184 @@
+"""Bounds and bins of a numeric or datetime column, located under DP in two stages.
+
+Inside the privacy boundary (it reads private values, beside ``discovery``); it releases only
+noisy, charged histograms over public grids, and everything it decides is post-processing of
+those:
+
+1. **coarse**: a noisy histogram over a fixed public grid (octaves of magnitude for numbers, one
+   bucket per calendar year for dates) locates the range: the outermost runs of buckets whose
+   noisy count clears a threshold set from the noise alone (``detect_range``), so a lone outlier
+   does not move it;
+2. **fine**: a noisy histogram over ``FINE_BUCKETS`` equal-width buckets inside that range (whole
+   numbers for integers, whole seconds for dates) locates the bounds again, finer than an octave
+   or a year: a 16-year span gets its 16 years, not 1024–2047.
+
+Bins follow the mass: cut points at noisy quantiles of the fine histogram (``quantile_cuts``),
+an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1
+flags, months), and a heavy zero gets a bin of its own (a count column that is mostly zeros keeps
+its zeros). Bounds are only ever placed where a noisy count showed mass: when the coarse stage
+finds nothing, the column is *lost* (no bounds are invented); when only the coarse stage does,
+its bounds are *rough*.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from synth.curator import CountRelease, NoisyCounts
+from synth.privacy import split_budget
+from synth.schema import Column, DomainSource, Kind, datetime_to_seconds
+
+FINE_BUCKETS = 256
+DISCOVERED_BINS = 32
+EXACT_INTEGERS = 64  # integer columns with at most this many values keep one bin per value
+COARSE_SHARE = 0.5  # of a column's bounds budget, for the coarse stage (the gate); the fine stage gets the rest
+FALSE_ALARM = 0.01  # chance that pure noise makes a histogram look occupied somewhere
+DAY = 86_400  # seconds
+
+_POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
+NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
+YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
+_ZERO_BUCKET = int(np.searchsorted(NUMERIC_EDGES, 0.0, side="right") - 1)  # [-2^-10, 2^-10)
+
+
+@dataclass(frozen=True)
+class LocatedBounds:
+    """A column's discovered domain (None when lost) and how sure discovery is of it."""
+
+    column: Column | None
+    verdict: str  # "located", "rough" or "lost"
+    detail: str  # what was found, or what it would take, in words for the console
+
+
+def detect_range(noisy: np.ndarray, std: float) -> tuple[int, int] | None:
+    """First and last bucket holding mass in a noisy histogram, or None when none clears the noise.
+
+    Windows of 1, 2 and 4 adjacent buckets are tested, narrowest first; a window is occupied when
+    the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
+    with probability about ``FALSE_ALARM`` over all windows. Wider windows so find tails spread
+    thinly over several buckets, without being triggered by a heavy bucket found already. The range
+    spans every occupied bucket. Only noisy values are used.
+    """
+    widths = (1, 2, 4)
+    z = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(widths) * noisy.size))
+    found = np.zeros(noisy.size, dtype=bool)
+    for w in widths:
+        sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")
+        for start in np.nonzero(sums > z * std * math.sqrt(w))[0]:  # sums[i]: buckets i .. i + w - 1
+            found[start:start + w] = True
+    if not found.any():
+        return None
+    occupied = np.nonzero(found)[0]
+    return int(occupied[0]), int(occupied[-1])
+
+
+def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Exact counts of ``values`` in the buckets [edges[j], edges[j + 1]), values beyond the ends
+    clipped into the end buckets (each row still moves one bucket by one)."""
+    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, edges.size - 2)
+    return np.bincount(index, minlength=edges.size - 1)
+
+
+def fine_edges(lower: float, upper: float, kind: Kind) -> np.ndarray:
+    """About ``FINE_BUCKETS`` equal-width buckets over [lower, upper): whole numbers for integers
+    (at least 1 wide), whole days from midnight for dates spanning more than ``FINE_BUCKETS`` days
+    (whole seconds below that), any width for floats."""
+    if kind == Kind.FLOAT:
+        return np.linspace(lower, upper, FINE_BUCKETS + 1)
+    start, stop = math.ceil(lower), math.ceil(upper)
+    width = max(1, math.ceil((stop - start) / FINE_BUCKETS))
+    if kind == Kind.DATETIME and width >= DAY:
+        width = math.ceil(width / DAY) * DAY
+        start = math.floor(start / DAY) * DAY
+    return np.arange(start, stop + width, width, dtype=float)
+
+
+def quantile_cuts(noisy: np.ndarray, edges: np.ndarray, bins: int) -> list[float]:
+    """Inner bin edges, taken from ``edges``, that split the (clipped) noisy mass into about
+    ``bins`` equal parts; a bucket heavier than one part becomes a bin of its own."""
+    mass = np.maximum(noisy.astype(float), 0.0)
+    total = mass.sum()
+    if total <= 0:
+        return []
+    cumulative = np.cumsum(mass) / total
+    cuts: set[float] = set()
+    for k in range(1, bins):
+        j = int(np.searchsorted(cumulative, k / bins))  # the bucket where the k-th part ends
+        cuts.update((float(edges[j]), float(edges[j + 1])))
+    return sorted(c for c in cuts if edges[0] < c < edges[-1])
+
+
+def _bounds_column(name: str, kind: Kind, lower: float, upper: float, cuts: list[float]) -> Column:
+    """The discovered column over [lower, upper] with the given inner cuts (whole numbers for
+    integers, one bin per value when few), marked DP-estimated."""
+    if kind == Kind.INTEGER:
+        values = int(upper - lower) + 1
+        if values <= EXACT_INTEGERS:
+            cuts = [lower + k for k in range(1, values)]
+        cuts = sorted({c for c in cuts if lower < c <= upper})
+    else:
+        cuts = sorted({c for c in cuts if lower < c < upper})
+    if not cuts:
+        return Column(name=name, kind=kind, lower=lower, upper=upper, bins=1, source=DomainSource.DP_ESTIMATED)
+    return Column(name=name, kind=kind, lower=lower, upper=upper, cuts=tuple(cuts), source=DomainSource.DP_ESTIMATED)
+
+
+def _zero_cuts(kind: Kind, coarse: NoisyCounts, lower: float, upper: float, threshold: float) -> list[float]:
+    """Cuts that give zero a bin of its own when the coarse zero bucket is heavy (it holds exactly
+    the zeros of an integer column, and the values within 2^-10 of zero of a float one)."""
+    if kind == Kind.DATETIME or not lower <= 0.0 <= upper or coarse.values[_ZERO_BUCKET] < threshold:
+        return []
+    if kind == Kind.INTEGER:
+        return [0.0, 1.0]
+    return [0.0, float(NUMERIC_EDGES[_ZERO_BUCKET + 1])]
+
+
+def _integer_range(lower: float, upper: float) -> tuple[float, float]:
+    """The whole numbers inside [lower, upper) (at least two of them)."""
+    low = float(math.ceil(lower))
+    return low, float(max(math.ceil(upper) - 1, low + 1))
+
+
+def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float) -> LocatedBounds:
+    """Bounds and bins of a numeric or datetime column from ``values`` (its readable cells, as
+    floats; datetimes in seconds), spending ``budget`` on two noisy histograms."""
+    coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
+    values = values[np.isfinite(values)]
+    coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
+    inside = values[(values >= coarse_edges[0]) & (values < coarse_edges[-1])]
+    coarse = counts.release(np.bincount(np.searchsorted(coarse_edges, inside, side="right") - 1,
+                                        minlength=coarse_edges.size - 1),
+                            coarse_budget, query=f"bounds({name}): histogram over public buckets")
+    found = detect_range(coarse.values.astype(float), coarse.std)
+    grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
+    if found is None:
+        need = NormalDist().inv_cdf(1 - FALSE_ALARM / (3 * coarse.values.size)) * coarse.std
+        return LocatedBounds(None, "lost", f"no range of values stood clear of the noise over {grid}: a range "
+                             f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
+    lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
+    if kind == Kind.INTEGER:
+        lower, upper = _integer_range(lower, upper)
+    edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
+    fine = counts.release(_histogram(values, edges), fine_budget,
+                          query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
+    located = detect_range(fine.values.astype(float), fine.std)
+    verdict, detail = "rough", f"bounds located only to the {grid}"
+    if located is not None:
+        first, last = located
+        lower, upper = float(edges[first]), float(edges[last + 1])
+        if kind == Kind.INTEGER:
+            lower, upper = _integer_range(lower, upper)
+        verdict, detail = "located", "bounds located inside the range"
+    window = fine.values[located[0]:located[1] + 1] if located is not None else fine.values
+    window_edges = edges[located[0]:located[1] + 2] if located is not None else edges
+    cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS)
+    if kind != Kind.FLOAT:
+        cuts = [float(math.floor(c)) for c in cuts]
+    mass = float(np.maximum(window, 0).sum())
+    cuts += _zero_cuts(kind, coarse, lower, upper, max(mass / DISCOVERED_BINS, 3 * coarse.std))
+    return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), verdict, detail)
+
