@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from auditing import AuditResult, Claim, audit, log_likelihood_ratio
 
+from synth.bounds import LocatedBounds, locate_bounds
 from synth.curator import CountRelease, Curator
 from synth.engines import EngineResult, make_engine
 from synth.measurement import Measurement
@@ -56,6 +57,7 @@ from synth.privacy import (
     zcdp_to_approx_epsilon,
 )
 from synth.progress import SILENT
+from synth.schema import Kind
 
 CONFIDENCE = 0.99
 UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %
@@ -359,6 +361,33 @@ def small_database_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: i
                             lambda curator: curator.select_small_database(databases, [(("a",), None)], EPSILON))
 
 
+BOUNDS_ROWS = 60  # values at 20 (the octave [16, 32)); the neighbour adds one at 1000
+
+
+def exact_upper_bound(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float) -> LocatedBounds:
+    """The mutation: DP bounds, then the upper bound replaced by the exact maximum (a free read)."""
+    located = locate_bounds(name, values, kind, counts, budget)
+    upper = max(float(values.max()), located.column.lower + 1)
+    column = dataclasses.replace(located.column, upper=upper, cuts=None, bins=1)
+    return dataclasses.replace(located, column=column)
+
+
+def bounds_runs(locate: Callable[..., LocatedBounds], noise: NoiseFactory, runs: int) -> Sample:
+    """``locate_bounds`` (both of its noisy histograms, under pure DP at ε = EPSILON) on a column
+    and on it with one more row far out. Statistic: the upper bound released (-1 when lost)."""
+    tables = (np.full(BOUNDS_ROWS, 20.0), np.append(np.full(BOUNDS_ROWS, 20.0), 1000.0))
+    statistics, claims = [], []
+    for stream, values in enumerate(tables):
+        source, uppers = noise(stream), np.empty(runs)
+        for run in range(runs):
+            accountant = roomy_accountant(Notion.PURE)
+            located = locate("x", values, Kind.INTEGER, CountRelease(accountant, source, ADD_REMOVE), EPSILON)
+            uppers[run] = -1.0 if located.column is None else located.column.upper
+        statistics.append(uppers)
+        claims.append(spent_claim(accountant))
+    return Sample(statistics[0], statistics[1], largest(claims))
+
+
 def randomized_response_runs(noise: NoiseFactory, runs: int) -> Sample:
     """k-ary randomized response at ε = EPSILON on one person's value, 0 or 1 (categorical)."""
     k = RESPONSE_CATEGORIES
@@ -596,6 +625,9 @@ CASES: list[AuditCase] = [
     *_mechanism("exponential, replace-one (Curator.select_small_database)", partial(small_database_runs, REPLACE),
                 SELECTION_RUNS, (1_000, 4_000), categorical=True),
     *_mechanism("randomized response", randomized_response_runs, VECTOR_RUNS, (2_000, 40_000), categorical=True),
+    *_honest_and_broken("bounds located in two stages (bounds.locate_bounds)", partial(bounds_runs, locate_bounds),
+                        partial(bounds_runs, exact_upper_bound), (2_000, 20_000), "upper bound read exactly",
+                        categorical=True),
     *_honest_and_broken("exponential, replace-one (Curator.select_marginal)", partial(selection_runs, REPLACE),
                         partial(selection_runs, BROKEN_REPLACE), SELECTION_RUNS, SENSITIVITY, categorical=True,
                         honest_strong_only=True),
