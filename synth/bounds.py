@@ -166,16 +166,26 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     fine = counts.release(_histogram(values, edges), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     located = detect_range(fine.values.astype(float), fine.std)
-    verdict, detail = "rough", f"bounds located only to the {grid}"
+    # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
+    # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
+    first_end, last_start = float(coarse_edges[found[0] + 1]), float(coarse_edges[found[1]])
+    refined = []
     if located is not None:
-        first, last = located
-        lower, upper = float(edges[first]), float(edges[last + 1])
+        low, high = float(edges[located[0]]), float(edges[located[1] + 1])
+        if low < first_end:
+            lower = float(math.ceil(low)) if kind == Kind.INTEGER else low
+            refined.append("lower")
+        if high > last_start:
+            upper = float(math.ceil(high) - 1) if kind == Kind.INTEGER else high
+            refined.append("upper")
         if kind == Kind.INTEGER:
-            lower, upper = _integer_range(lower, upper)
-        verdict, detail = "located", "bounds located inside the range"
-    window = fine.values[located[0]:located[1] + 1] if located is not None else fine.values
-    window_edges = edges[located[0]:located[1] + 2] if located is not None else edges
-    cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS)
+            upper = max(upper, lower + 1)
+    verdict = "located" if refined else "rough"
+    detail = (f"{' and '.join(refined)} bound located inside the range" if refined
+              else f"bounds located only to the {grid}")
+    inside_range = (edges[:-1] >= lower) & (edges[:-1] <= upper)
+    window, window_edges = fine.values[inside_range], edges[np.append(inside_range, False) | np.append(False, inside_range)]
+    cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS) if window.size else []
     if kind != Kind.FLOAT:
         cuts = [float(math.floor(c)) for c in cuts]
     mass = float(np.maximum(window, 0).sum())

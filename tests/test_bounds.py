@@ -91,3 +91,13 @@ def test_bounds_stay_where_the_histogram_shows_mass_on_small_tables():
         located, _ = _locate(np.random.default_rng(seed).integers(0, 60, size=437), budget=0.003, seed=seed)
         if located.column is not None:
             assert located.column.lower >= 0 and located.column.upper <= 127
+
+
+def test_a_thin_tail_the_coarse_stage_saw_stays_in_the_range():
+    # Capital gains: mostly zeros, a thin tail over 100-99,999. The fine buckets (512 wide) are too
+    # thin to see the tail, but the octaves saw it: the fine stage may not cut it off.
+    rng = np.random.default_rng(6)
+    tail = np.round(np.exp(rng.uniform(np.log(100), np.log(99_999), size=2500)))
+    column = _locate(np.concatenate([np.zeros(27_500), tail]), budget=0.005)[0].column
+    assert column.lower == 0 and column.upper >= 65_536
+    assert list(column.edges[:2]) == [0, 1]
