@@ -42,16 +42,18 @@ synthetic.csv):
   as ``<none found>``, or text in a numeric column), or the domain holds less than half of the
   original's non-missing values (below);
 * **located** — the domain holds at least 95 % of the original's non-missing values and, for a
-  numeric or date domain, its bounds are at most 4 times as wide as the original's 1st-99th
-  percentile range (with 32 equal-width bins that leaves the central values at least 8 bins);
-* **rough** — anything in between (e.g. bounds that hold every value but are 50 times too wide).
+  numeric or date domain, resolves them: the original's 1st-99th percentile range spans at least
+  8 of its bins (with 32 equal-width bins: bounds at most 4 times as wide as that range), or every
+  bin it spans holds a single integer (e.g. a year 2013 in the bins 2013 and 2014);
+* **rough** — anything in between (e.g. bounds that hold every value but are 50 times too wide,
+  so the values crowd into one or two bins and are decoded spread across them).
 
 "Holds" means: for numeric and date domains, the share of the original's non-missing values inside
 [lower, upper]; for a category list, the share of the original's non-missing cells whose text is
 one of the categories (placeholders and ``<OTHER>`` excluded); for a boolean domain, the share of
-cells that are boolean words. When the original's 1st-99th percentile range is empty (a constant
-column such as year = 2013), its full range is used, and when that is empty too, one unit (one day
-for dates).
+cells that are boolean words. Bins are the domain's equal-width bins or those its cuts make; the
+detail also gives how many times wider than the original's 1st-99th percentile range the bounds are
+(when that range is empty, e.g. a constant year = 2013, the full range, else one unit or one day).
 
 Fidelity, on one discretisation per table drafted from the original (like SDMetrics), the same for
 every release of that table so that releases compare:
@@ -119,7 +121,7 @@ TOP_VALUES = 50
 MAX_PAIRS = 300
 PAIR_SEED = 0
 LOCATED_SHARE = 0.95
-LOCATED_WIDTH = 4.0
+LOCATED_BINS = 8
 LOST_SHARE = 0.5
 LOST_VALID = 0.1
 LARGE_TABLE = 5_000
@@ -413,14 +415,32 @@ class Verdict:
     detail: str
 
 
+def central_range(values: np.ndarray) -> tuple[float, float]:
+    """The original's 1st and 99th percentiles."""
+    low, high = np.quantile(values, [0.01, 0.99])
+    return float(low), float(high)
+
+
 def reference_width(values: np.ndarray, kind: str) -> float:
     """The original's 1st-99th percentile range, else its full range, else one unit (one day)."""
-    low, high = np.quantile(values, [0.01, 0.99])
+    low, high = central_range(values)
     if high > low:
-        return float(high - low)
+        return high - low
     if values.max() > values.min():
         return float(values.max() - values.min())
     return 86400.0 if kind == "date" else 1.0
+
+
+def bin_edges(domain: dict, convert: Callable[[pd.Series], np.ndarray]) -> np.ndarray:
+    """The edges of a numeric or date domain's bins (equal-width or at its cuts); an integer
+    domain's last edge is upper + 1, so a bin of width 1 holds one integer."""
+    lower, upper = convert(pd.Series([str(domain["lower"]), str(domain["upper"])]))
+    top = upper + 1 if domain["kind"] == "integer" else upper
+    if domain.get("cuts"):
+        inner = convert(pd.Series([str(c) for c in domain["cuts"]]))
+    else:
+        inner = np.linspace(lower, top, int(domain["bins"]) + 1)[1:-1]
+    return np.concatenate([[lower], inner, [top]])
 
 
 def valid_share(coder: Coder, cells: pd.Series, other_label: str) -> float:
@@ -433,28 +453,47 @@ def valid_share(coder: Coder, cells: pd.Series, other_label: str) -> float:
     return float(valid.mean()) if len(cells) else 0.0
 
 
-def domain_hold(coder: Coder, original: pd.Series, domain: dict) -> tuple[float, float | None, str]:
-    """Share of the original's non-missing values the release's domain holds, the width ratio of
-    numeric bounds (None for other domains), and a short description of the domain."""
+@dataclass(frozen=True)
+class DomainFit:
+    """How a release's domain fits the original column (see the module docstring)."""
+
+    share: float  # of the original's non-missing values the domain holds
+    fine: bool = True  # numeric: the central range spans >= LOCATED_BINS bins, or single integers
+    detail: str = ""
+
+
+def numeric_fit(coder: Coder, present: pd.Series, domain: dict) -> DomainFit:
+    convert = as_seconds if domain["kind"] == "datetime" else as_numbers
+    edges = bin_edges(domain, convert)
+    values = convert(present)
+    share = float(((values >= edges[0]) & (values <= edges[-1])).mean()) if len(values) else 1.0
+    readable = values[~np.isnan(values)]
+    shown = f"{domain['kind']} [{domain['lower']}, {domain['upper']}], {len(edges) - 1} bins"
+    if not readable.size:
+        return DomainFit(share, False, shown)
+    low, high = central_range(readable)
+    touched = (edges[1:] > low) & (edges[:-1] <= high)
+    spans = int(touched.sum())
+    single = domain["kind"] == "integer" and bool(np.all(np.diff(edges)[touched] <= 1))
+    ratio = (edges[-1] - edges[0]) / reference_width(readable, coder.kind)
+    detail = f"{shown}: bounds {ratio:.3g}x the 1-99% range, which spans {spans} bin{'s' * (spans != 1)}"
+    return DomainFit(share, spans >= LOCATED_BINS or single, detail)
+
+
+def domain_fit(coder: Coder, original: pd.Series, domain: dict) -> DomainFit:
     present = original[~blank(original)]
     kind = domain["kind"]
     if kind in ("integer", "float", "datetime"):
-        bounds = pd.Series([str(domain["lower"]), str(domain["upper"])])
-        lower, upper = as_seconds(bounds) if kind == "datetime" else as_numbers(bounds)
-        values = (as_seconds(present) if kind == "datetime" else as_numbers(present))
-        inside = (values >= lower) & (values <= upper)
-        share = float(inside.mean()) if len(values) else 1.0
-        readable = values[~np.isnan(values)]
-        width = ((upper - lower) / reference_width(readable, coder.kind)) if coder.numeric and readable.size else None
-        return share, width, f"{kind} [{domain['lower']}, {domain['upper']}]"
+        return numeric_fit(coder, present, domain)
     if kind == "boolean":
         share = float(canonical_words(present).isin(["true", "false", "1", "0"]).mean()) if len(present) else 1.0
-        return share, None, "boolean"
-    categories = [c for c in domain.get("categories", []) if c not in PLACEHOLDERS]
+        return DomainFit(share, detail="boolean")
+    listed = domain.get("categories", [])
+    categories = [c for c in listed if c not in PLACEHOLDERS]
     allowed = set(Coder(coder.name, coder.kind).texts(pd.Series(categories, dtype=str)))
     share = float(coder.texts(present).isin(allowed).mean()) if len(present) else 1.0
-    shown = ", ".join(domain.get("categories", [])[:3]) + (", ..." if len(domain.get("categories", [])) > 3 else "")
-    return share, None, f"{len(categories)} categories ({shown})"
+    shown = ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
+    return DomainFit(share, detail=f"{len(categories)} categories ({shown})")
 
 
 def column_verdict(coder: Coder, original: pd.Series, synthetic: pd.Series | None, domain: dict | None,
@@ -464,15 +503,13 @@ def column_verdict(coder: Coder, original: pd.Series, synthetic: pd.Series | Non
         return Verdict(coder.name, "dropped" if dropped_ok else "lost", "not in the release")
     present = float((~blank(original)).mean())
     valid = valid_share(coder, synthetic, other_label)
-    share, width, shown = domain_hold(coder, original, domain)
-    detail = f"{shown}: holds {share:.0%} of the values"
-    if width is not None:
-        detail += f", {width:.3g}x the 1-99% range"
+    fit = domain_fit(coder, original, domain)
+    detail = f"{fit.detail}; holds {fit.share:.0%} of the values"
     if present > 0 and valid < LOST_VALID * present:
         return Verdict(coder.name, "lost", f"{detail}; only {valid:.0%} of synthetic cells hold a value")
-    if share < LOST_SHARE:
+    if fit.share < LOST_SHARE:
         return Verdict(coder.name, "lost", detail)
-    if share >= LOCATED_SHARE and (width is None or width <= LOCATED_WIDTH):
+    if fit.share >= LOCATED_SHARE and fit.fine:
         return Verdict(coder.name, "located", detail)
     return Verdict(coder.name, "rough", detail)
 
