@@ -43,8 +43,9 @@ synthetic.csv):
   original's non-missing values (below);
 * **located** — the domain holds at least 95 % of the original's non-missing values and, for a
   numeric or date domain, resolves them: the original's 1st-99th percentile range spans at least
-  8 of its bins (with 32 equal-width bins: bounds at most 4 times as wide as that range), or every
-  bin it spans holds a single integer (e.g. a year 2013 in the bins 2013 and 2014);
+  8 of its bins, or half of them when it has fewer than 16 (with 32 equal-width bins: bounds at most
+  4 times as wide as that range), or every bin it spans holds a single integer (e.g. a year 2013 in
+  the bins 2013 and 2014);
 * **rough** — anything in between (e.g. bounds that hold every value but are 50 times too wide,
   so the values crowd into one or two bins and are decoded spread across them).
 
@@ -91,6 +92,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -458,7 +460,7 @@ class DomainFit:
     """How a release's domain fits the original column (see the module docstring)."""
 
     share: float  # of the original's non-missing values the domain holds
-    fine: bool = True  # numeric: the central range spans >= LOCATED_BINS bins, or single integers
+    fine: bool = True  # numeric: the central range spans enough bins, or single integers
     detail: str = ""
 
 
@@ -477,7 +479,8 @@ def numeric_fit(coder: Coder, present: pd.Series, domain: dict) -> DomainFit:
     single = domain["kind"] == "integer" and bool(np.all(np.diff(edges)[touched] <= 1))
     ratio = (edges[-1] - edges[0]) / reference_width(readable, coder.kind)
     detail = f"{shown}: bounds {ratio:.3g}x the 1-99% range, which spans {spans} bin{'s' * (spans != 1)}"
-    return DomainFit(share, spans >= LOCATED_BINS or single, detail)
+    enough = min(LOCATED_BINS, math.ceil((len(edges) - 1) / 2))
+    return DomainFit(share, spans >= enough or single, detail)
 
 
 def domain_fit(coder: Coder, original: pd.Series, domain: dict) -> DomainFit:
@@ -754,13 +757,14 @@ def finding_lines(records: list[dict]) -> list[str]:
 def report(records: list[dict], command: str) -> list[str]:
     """The RESULTS.md section: heading, machine, command, summary table, targets, findings."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    synth_dir = Path(synth_source(sys.executable).split(" (")[0])
+    source = synth_source(sys.executable)  # "folder (commit)"
+    synth_dir = Path(source.split(" (")[0])
     last_change = subprocess.run(["git", "-C", str(synth_dir), "log", "-1", "--format=%h", "--", "synth"],
                                  capture_output=True, text=True, check=False).stdout.strip() or "unknown"
     packages = sorted({r["package"] for r in records})
     lines = [
         f"\n## Real public tables through `synth run` — {stamp}\n",
-        f"Machine: {machine()}. Command: `{command}`. synth package: {synth_source(sys.executable)}, "
+        f"Machine: {machine()}. Command: `{command}`. synth package: {source}, "
         f"synth/ last changed in {last_change}. Data packages: {', '.join(packages)}. Each run is "
         "`python -m synth run TABLE.csv --epsilon E --seed S -o OUT` as a fresh process, zero-config (default "
         "engine and δ), with `--profile benchmarks/real_profiles/TABLE.toml` (reviewed; it drops ID and "
