@@ -107,6 +107,7 @@ DRAFT_EPSILON = 1.0
 DRAFT_DELTA = 1e-9
 MAX_DRAFT_FLOAT = 1e300  # larger magnitudes are left out of drafted bounds (they are clipped)
 EMPTY_CATEGORY = "<none seen>"  # placeholder category of a drafted column with no values
+COMMON_MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NULL", "null", "None", "none", "NaN", "nan", "?", "-", "--", ".")
 
 _DRAFT_HEADER = """\
 # DRAFT release profile, written by `synth profile` from the data itself.
@@ -121,6 +122,7 @@ _DRAFT_HEADER = """\
 #   * knowingly set accept_data_derived_domains = true in [release]: the release will then state
 #     that it is not end-to-end differentially private.
 # Check each column's kind as well. Integer bins must not exceed the integers in [lower, upper].
+# missing_markers may list markers such as NA, ? or - that stood in columns of numbers: check them.
 """
 
 
@@ -454,6 +456,23 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
         return Column(name, kind, lower=lower, upper=upper, bins=1, source=derived)
 
 
+def propose_missing_markers(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> tuple[str, ...]:
+    """Common missing-value markers (``COMMON_MISSING_MARKERS``) found in columns that otherwise
+    hold numbers (at least half of their cells), in the order of that list. A drafted profile adds
+    them to its markers, so such a column is drafted as a number column, not as text."""
+    found: set[str] = set()
+    for name in df.columns:
+        counts = text_counts(df[name], missing_markers)
+        if counts.empty:
+            continue
+        texts = counts.index.to_numpy(dtype=object)
+        numeric = ~np.isnan(pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float))
+        others = set(texts[~numeric])
+        if others and others <= set(COMMON_MISSING_MARKERS) and counts[numeric].sum() >= counts.sum() / 2:
+            found |= others
+    return tuple(m for m in COMMON_MISSING_MARKERS if m in found)
+
+
 def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> Profile:
     """A profile for a person to review, with every domain read from ``df`` (marked data-derived).
 
@@ -461,9 +480,10 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
     frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
     A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
     Every column is marked data-derived, booleans too: their domain is fixed, but their kind was
-    read from the data. The draft never fails because of a value.
+    read from the data. Markers such as NA or ? in columns of numbers are added to the missing
+    markers (``propose_missing_markers``). The draft never fails because of a value.
     """
-    markers = tuple(missing_markers)
+    markers = tuple(missing_markers) + propose_missing_markers(df, missing_markers)
     kinds = infer_kinds(df, markers)
     columns = tuple(_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items())
     return Profile(schema=Schema(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)

@@ -289,3 +289,14 @@ def test_the_readme_documents_the_delta_ceiling() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     privacy = readme.split("## The privacy guarantee", 1)[1].split("\n## ", 1)[0]
     assert MAX_DELTA == 1e-4 and "above 1e-4" in privacy and "accept_large_delta = true" in privacy
+
+
+def test_a_draft_proposes_missing_markers_seen_in_number_columns() -> None:
+    df = pd.DataFrame({"income": ["1200", "NA", "3400", "?", "560", "780"],
+                       "code": ["A1", "B2", "NA", "C3", "D4", "E5"],  # text: NA stays one of its values
+                       "count": ["3", "-", "7", "9", "1", "0"]})
+    draft = draft_profile(df)
+    assert draft.missing_markers == ("", "NA", "?", "-")
+    assert draft.schema.column("income").kind == Kind.INTEGER and draft.schema.column("count").kind == Kind.INTEGER
+    assert (draft.schema.column("income").lower, draft.schema.column("income").upper) == (560, 3400)
+    assert "missing_markers may list markers" in profile_to_toml(draft)
