@@ -9,8 +9,10 @@ those:
    noisy count clears a threshold set from the noise alone (``detect_range``), so a lone outlier
    does not move it;
 2. **fine**: a noisy histogram over ``FINE_BUCKETS`` equal-width buckets inside that range (whole
-   numbers for integers, whole seconds for dates) locates the bounds again, finer than an octave
-   or a year: a 16-year span gets its 16 years, not 1024–2047.
+   numbers for integers, whole days for dates) locates the bounds again, finer than an octave or
+   a year: a 16-year span gets its 16 years, not 1024–2047. Runs of up to 64 buckets are tested,
+   so mass spread thinly is still seen, and a bound moves inward only inside the outermost coarse
+   bucket that showed mass and past fine buckets whose noisy mass, together, is not real.
 
 Bins follow the mass: cut points at noisy quantiles of the fine histogram (``quantile_cuts``),
 an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1
@@ -33,11 +35,15 @@ from synth.privacy import split_budget
 from synth.schema import Column, DomainSource, Kind, datetime_to_seconds
 
 FINE_BUCKETS = 256
+COARSE_WINDOWS = (1, 2, 4)  # runs of buckets tested for mass in the coarse histogram
+FINE_WINDOWS = (1, 2, 4, 8, 16, 32, 64)  # and in the fine one, where thin mass spreads over many buckets
 DISCOVERED_BINS = 32
-EXACT_INTEGERS = 64  # integer columns with at most this many values keep one bin per value
+EXACT_INTEGERS = 32  # integer columns with at most this many values keep one bin per value
 COARSE_SHARE = 0.5  # of a column's bounds budget, for the coarse stage (the gate); the fine stage gets the rest
 FALSE_ALARM = 0.01  # chance that pure noise makes a histogram look occupied somewhere
 DAY = 86_400  # seconds
+WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass check is looser
+KEEP_ALARM = 0.1  # its chance that noise alone keeps a bound at the coarse edge
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
@@ -54,16 +60,16 @@ class LocatedBounds:
     detail: str  # what was found, or what it would take, in words for the console
 
 
-def detect_range(noisy: np.ndarray, std: float) -> tuple[int, int] | None:
+def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE_WINDOWS) -> tuple[int, int] | None:
     """First and last bucket holding mass in a noisy histogram, or None when none clears the noise.
 
-    Windows of 1, 2 and 4 adjacent buckets are tested, narrowest first; a window is occupied when
+    Windows of ``widths`` adjacent buckets are tested, narrowest first; a window is occupied when
     the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
     with probability about ``FALSE_ALARM`` over all windows. Wider windows so find tails spread
     thinly over several buckets, without being triggered by a heavy bucket found already. The range
     spans every occupied bucket. Only noisy values are used.
     """
-    widths = (1, 2, 4)
+    widths = tuple(w for w in widths if w <= noisy.size)
     z = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(widths) * noisy.size))
     found = np.zeros(noisy.size, dtype=bool)
     for w in widths:
@@ -105,10 +111,9 @@ def quantile_cuts(noisy: np.ndarray, edges: np.ndarray, bins: int) -> list[float
     if total <= 0:
         return []
     cumulative = np.cumsum(mass) / total
-    cuts: set[float] = set()
-    for k in range(1, bins):
-        j = int(np.searchsorted(cumulative, k / bins))  # the bucket where the k-th part ends
-        cuts.update((float(edges[j]), float(edges[j + 1])))
+    cuts = {float(edges[int(np.searchsorted(cumulative, k / bins)) + 1]) for k in range(1, bins)}
+    heavy = np.nonzero(mass > total / bins)[0]  # each its own bin
+    cuts |= {float(edges[j]) for j in heavy} | {float(edges[j + 1]) for j in heavy}
     return sorted(c for c in cuts if edges[0] < c < edges[-1])
 
 
@@ -135,6 +140,22 @@ def _zero_cuts(kind: Kind, coarse: NoisyCounts, lower: float, upper: float, thre
     if kind == Kind.INTEGER:
         return [0.0, 1.0]
     return [0.0, float(NUMERIC_EDGES[_ZERO_BUCKET + 1])]
+
+
+def _shows_mass(outside: np.ndarray, std: float) -> bool:
+    """Whether the buckets just outside a detected range (``outside``, ordered from the range's
+    edge outward) hold real mass: the noisy sum of the first k of them clears the noise of that
+    sum for some k in 1, 2, 4, ... or all of them (so cutting them off would clip real values).
+    Over a wide outside (``WIDE_OUTSIDE`` buckets or more) the test is looser (``KEEP_ALARM``):
+    keeping a coarse bound by mistake there only widens the end bin, while clipping a thin tail
+    loses real values; over a few buckets (a rating's 6 and 7) a mistake would invent values."""
+    spans = sorted({2**i for i in range(int(math.log2(outside.size)) + 1)} | {outside.size}) if outside.size else []
+    if not spans:
+        return False
+    alarm = FALSE_ALARM if outside.size < WIDE_OUTSIDE else KEEP_ALARM
+    z = NormalDist().inv_cdf(1 - alarm / len(spans))
+    sums = np.cumsum(outside.astype(float))
+    return any(sums[k - 1] > z * std * math.sqrt(k) for k in spans)
 
 
 def _integer_range(lower: float, upper: float) -> tuple[float, float]:
@@ -165,13 +186,17 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
     fine = counts.release(_histogram(values, edges), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
-    located = detect_range(fine.values.astype(float), fine.std)
+    located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS)
     # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
     # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
     first_end, last_start = float(coarse_edges[found[0] + 1]), float(coarse_edges[found[1]])
     refined = []
     if located is not None:
         low, high = float(edges[located[0]]), float(edges[located[1] + 1])
+        if _shows_mass(fine.values[:located[0]][::-1], fine.std):  # mass the detection missed: keep the coarse bound
+            low = lower
+        if _shows_mass(fine.values[located[1] + 1:], fine.std):
+            high = upper + 1 if kind == Kind.INTEGER else upper
         if low < first_end:
             lower = float(math.ceil(low)) if kind == Kind.INTEGER else low
             refined.append("lower")

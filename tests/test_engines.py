@@ -106,7 +106,7 @@ def test_end_to_end_release_decodes_to_the_original_domain(engine):
     df = mixed_table(3000)
     options = {"engine": engine, "epsilon": 2.0, "delta": 1e-6, "seed": 4, "report_to": None}
     description = describe(df, **options)
-    assert description.engine == engine and any(len(m.attrs) == 2 for m in description.measurements)
+    assert description.engine == engine and any(len(m.attrs) >= 2 for m in description.measurements)
     model = fit_model(description)
     for column in description.schema.columns:
         assert model.marginal([column.name]).shape == (column.size,)
