@@ -83,10 +83,11 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
 
 
 def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Exact counts of ``values`` in the buckets [edges[j], edges[j + 1]), values beyond the ends
-    clipped into the end buckets (each row still moves one bucket by one)."""
-    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, edges.size - 2)
-    return np.bincount(index, minlength=edges.size - 1)
+    """Exact counts of ``values`` in the buckets [edges[j], edges[j + 1]); values outside the
+    buckets are not counted (clipping them into the end buckets would show mass that is not
+    there). Each row still moves at most one bucket by one."""
+    inside = values[(values >= edges[0]) & (values < edges[-1])]
+    return np.bincount(np.searchsorted(edges, inside, side="right") - 1, minlength=edges.size - 1)
 
 
 def fine_edges(lower: float, upper: float, kind: Kind) -> np.ndarray:
@@ -158,6 +159,17 @@ def _shows_mass(outside: np.ndarray, std: float) -> bool:
     return any(sums[k - 1] > z * std * math.sqrt(k) for k in spans)
 
 
+def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts, located: tuple[int, int]) -> bool:
+    """Whether the fine stage's detected range holds clearly less noisy mass than the coarse
+    range it refines (so refining to it would clip real values spread too thinly to detect).
+    Asked only when many fine buckets lie outside the detected range: over a few (a rating's 6
+    and 7) the buckets are checked one by one, and keeping them would invent values."""
+    coarse_part, fine_part = coarse.values[found[0]:found[1] + 1], fine.values[located[0]:located[1] + 1]
+    spread = math.sqrt(coarse_part.size * coarse.std**2 + fine_part.size * fine.std**2)
+    z = NormalDist().inv_cdf(1 - FALSE_ALARM)
+    return float(coarse_part.sum()) - float(fine_part.sum()) > z * spread
+
+
 def _integer_range(lower: float, upper: float) -> tuple[float, float]:
     """The whole numbers inside [lower, upper) (at least two of them)."""
     low = float(math.ceil(lower))
@@ -170,10 +182,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
     values = values[np.isfinite(values)]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
-    inside = values[(values >= coarse_edges[0]) & (values < coarse_edges[-1])]
-    coarse = counts.release(np.bincount(np.searchsorted(coarse_edges, inside, side="right") - 1,
-                                        minlength=coarse_edges.size - 1),
-                            coarse_budget, query=f"bounds({name}): histogram over public buckets")
+    coarse = counts.release(_histogram(values, coarse_edges), coarse_budget,
+                            query=f"bounds({name}): histogram over public buckets")
     found = detect_range(coarse.values.astype(float), coarse.std)
     grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
     if found is None:
@@ -187,6 +197,9 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     fine = counts.release(_histogram(values, edges), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS)
+    if (located is not None and fine.values.size - (located[1] - located[0] + 1) >= WIDE_OUTSIDE
+            and _misses_mass(coarse, found, fine, located)):
+        located = None  # the fine range does not hold what the coarse one did: refine nothing
     # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
     # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
     first_end, last_start = float(coarse_edges[found[0] + 1]), float(coarse_edges[found[1]])

@@ -113,3 +113,15 @@ def test_mass_spread_thinly_below_the_bulk_is_not_cut_off():
         column = _locate(values, budget=8.4e-5, seed=seed)[0].column
         inside = np.mean((values >= column.lower) & (values <= column.upper))
         assert inside >= 0.9, (column.lower, column.upper, inside)  # 56-72 % before the wide windows and the check
+
+
+def test_values_outside_the_fine_range_do_not_make_false_mass_at_its_ends():
+    # 442 rows over 25-346 at a small budget: the coarse stage sees only [128, 256). The values
+    # below 128 must not be piled into the fine stage's first bucket (they were: the range became
+    # [128, 129], holding 1 % of the values); refining also needs the fine range to hold the
+    # coarse range's mass.
+    rng = np.random.default_rng(7)
+    values = np.round(rng.gamma(4, 38, 442)).clip(25, 346)
+    for seed in (3, 7, 23):
+        column = _locate(values, budget=0.001, seed=seed)[0].column
+        assert column.upper >= 255 and np.mean((values >= column.lower) & (values <= column.upper)) >= 0.4
