@@ -183,10 +183,8 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT,
     if profile.schema is not None:
         _check_domain_sources(profile.schema, profile)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
-    engine.check(tuple(to_discover) if to_discover else profile.schema.names,
-                 "rho" if accountant.notion == Notion.ZCDP else "epsilon")
-    noise = noise_source(profile.seed)
-    counts = CountRelease(accountant, noise, neighbouring)
+    counts = CountRelease(accountant, noise_source(profile.seed), neighbouring)
+    engine.check(tuple(to_discover) if to_discover else profile.schema.names, counts.budget_unit)
     try:
         return _measure(df, profile, engine, counts, to_discover, discovery_delta, progress)
     except SynthError as error:
