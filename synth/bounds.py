@@ -187,7 +187,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     found = detect_range(coarse.values.astype(float), coarse.std)
     grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
     if found is None:
-        need = NormalDist().inv_cdf(1 - FALSE_ALARM / (3 * coarse.values.size)) * coarse.std
+        need = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(COARSE_WINDOWS) * coarse.values.size)) * coarse.std
         return LocatedBounds(None, "lost", f"no range of values stood clear of the noise over {grid}: a range "
                              f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
@@ -221,8 +221,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     verdict = "located" if refined else "rough"
     detail = (f"{' and '.join(refined)} bound located inside the range" if refined
               else f"bounds located only to the {grid}")
-    inside_range = (edges[:-1] >= lower) & (edges[:-1] <= upper)
-    window, window_edges = fine.values[inside_range], edges[np.append(inside_range, False) | np.append(False, inside_range)]
+    first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
+    window, window_edges = fine.values[first:stop], edges[first:stop + 1]  # the fine buckets starting in [lower, upper]
     cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS) if window.size else []
     if kind != Kind.FLOAT:
         cuts = [float(math.floor(c)) for c in cuts]

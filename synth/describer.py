@@ -17,7 +17,7 @@ import pandas as pd
 
 from synth.curator import CountRelease, Curator
 from synth.description import Description
-from synth.discovery import Discovery, discover_columns, needs_delta
+from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
 from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
@@ -207,7 +207,7 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
         check_discovery(discovery, profile.accept_rough_domains, notes)
         schema = Schema(columns=tuple(discovery.columns[n] for n in to_discover if n in discovery.columns),
                         missing_markers=profile.missing_markers)
-        discovery_record = {"discovery_weights": discovery.allocation,
+        discovery_record = {"discovery_weights": dict(ALLOCATION),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:
         schema = profile.schema

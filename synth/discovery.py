@@ -29,7 +29,6 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -83,12 +82,10 @@ class Vote:
 
 @dataclass(frozen=True)
 class Discovery:
-    """The columns found (lost ones are absent), a finding per column, and the public weights
-    the budget was allocated by (for the Description)."""
+    """The columns found (lost ones are absent) and a finding per column."""
 
     columns: dict[str, Column]
     findings: tuple[Finding, ...]
-    allocation: dict[str, Any]
 
     @property
     def lost(self) -> tuple[Finding, ...]:
@@ -285,4 +282,4 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
         if column is not None:
             columns[name] = column
         findings.append(finding)
-    return Discovery(columns, tuple(findings), dict(ALLOCATION))
+    return Discovery(columns, tuple(findings))
