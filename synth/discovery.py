@@ -13,7 +13,9 @@ releases only noisy, charged answers:
   held by a single person appears with probability at most δ₀, charged as δ₀ itself on top of the
   noise (the computed tail sits a margin below δ₀, so float rounding in it cannot understate δ).
   This needs δ > 0; under pure DP it is refused with a clear message;
-* boolean columns have a public domain and cost nothing beyond their vote.
+* boolean columns have a public domain and cost nothing beyond their vote;
+* a voted column gets a missing code only when the vote's noisy count of missing cells clears the
+  noise (a column not voted keeps it).
 
 The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
 domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
@@ -28,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -74,10 +76,12 @@ class Finding:
 
 @dataclass(frozen=True)
 class Vote:
-    """A column's kind and the noisy count of its cells of that kind (None: not voted)."""
+    """A column's kind, the noisy count of its cells of that kind (None: not voted), and whether
+    its missing cells stood clear of the noise (a column not voted keeps its missing code)."""
 
     kind: Kind
     cells: float | None = None
+    missing: bool = True
 
 
 @dataclass(frozen=True)
@@ -185,10 +189,14 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     """The kind of a column, from a noisy count of what its cells read as, with the noisy count
     of its cells of that kind (``Vote``).
 
-    Each non-missing cell is classed as a boolean word, an integer, a non-integral number, a date
-    or other text (``classify_cells``), and the 5-cell histogram is released with noise. Deciding
+    Each cell is classed as missing, a boolean word, an integer, a non-integral number, a date or
+    other text (``classify_cells``), and the 6-cell histogram is released with noise. Deciding
     from exact counts would let one person's odd cell flip the kind. Every decision must clear the
     noise:
+
+    * the column gets a missing code only when its noisy count of missing cells clears
+      ``VOTE_MARGIN`` deviations (a column with no missing cells then has none with probability
+      about 1 − 1e-3, so synthetic rows hold no empty cells the original never had);
 
     * the winning class (numbers: integers and non-integral ones together) must clear
       ``VOTE_MARGIN`` deviations of its noise and lead the runner-up by ``LEAD_MARGIN`` deviations
@@ -200,9 +208,10 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
       (stray decimals are rounded, and counted on the console).
     """
     classes = classify_cells(series, missing_markers)
-    exact = np.bincount(classes[classes >= 0], minlength=len(CELL_CLASSES))
-    released = counts.release(exact, budget, query=f"kind({name}): what the cells read as")
-    noisy = released.values.astype(float)
+    exact = np.bincount(classes + 1, minlength=len(CELL_CLASSES) + 1)  # cell 0: missing
+    released = counts.release(exact, budget, query=f"kind({name}): what the cells read as, or missing")
+    missing = bool(released.values[0] >= VOTE_MARGIN * released.std)
+    noisy = released.values[1:].astype(float)
     std = released.std
     index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
     votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
@@ -215,10 +224,10 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
-        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]))
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing)
     if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
-        return Vote(Kind.FLOAT, total[first])
-    return Vote(first, total[first])
+        return Vote(Kind.FLOAT, total[first], missing)
+    return Vote(first, total[first], missing)
 
 
 def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:
@@ -269,7 +278,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
         kind = decided[name]
         if kind == Kind.BOOLEAN:
-            columns[name] = Column(name=name, kind=kind, source=DomainSource.PUBLIC)
+            columns[name] = Column(name=name, kind=kind, missing=votes[name].missing, source=DomainSource.PUBLIC)
             findings.append(Finding(name, kind, "located", "true/false"))
             continue
         if kind == Kind.CATEGORICAL:
@@ -280,6 +289,6 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             located = locate_bounds(name, values, kind, counts, budgets[name])
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
-            columns[name] = column
+            columns[name] = replace(column, missing=votes[name].missing)
         findings.append(finding)
     return Discovery(columns, tuple(findings))

@@ -39,12 +39,18 @@ A profile says what a release may spend and what is publicly known about the col
     [columns.workclass]
     kind = "categorical"
     categories = ["Private", "Self-emp-not-inc"]
+    complete = true                      # the list holds every value: no OTHER code
+    missing = false                      # no cell is missing: no MISSING code (any kind)
 
 A numeric or datetime column has either ``bins`` (equal-width) or ``cuts``: its inner bin edges,
 strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; ``bins`` given
 alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
 the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
 whole seconds, written as ISO strings like the bounds.
+
+A closed domain (``complete``, ``missing = false``) gives the model no codes for what cannot occur,
+so synthetic rows never hold them. A cell that still has no code (an unlisted value, a missing
+cell) is written by a fixed per-cell rule (see ``synth.schema``) and counted on the console.
 
 ``delta`` is the probability that the guarantee fails outright, so it must be far below 1/rows;
 above ``MAX_DELTA`` (1e-4) a profile is refused unless it sets ``accept_large_delta = true``.
@@ -87,6 +93,7 @@ from synth.schema import (
     DomainSource,
     Kind,
     Schema,
+    count_missing,
     infer_kinds,
     parse_values,
     text_counts,
@@ -100,7 +107,7 @@ RELEASE_KEYS = (
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
-COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "source")
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "source")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
 DRAFT_EPSILON = 1.0
@@ -293,7 +300,8 @@ def _column_from_toml(name: str, table: Any) -> Column:
     where = f"[columns.{name}]"
     entry = _table(table, where)
     _reject_unknown(entry, COLUMN_KEYS, where)
-    for key, kinds in (("categories", list), ("cuts", list), ("kind", str), ("source", str)):
+    for key, kinds in (("categories", list), ("cuts", list), ("kind", str), ("source", str),
+                       ("complete", bool), ("missing", bool)):
         if key in entry and not isinstance(entry[key], kinds):
             raise ProfileError(f"{where}: {key} has the wrong type ({type(entry[key]).__name__}).")
     try:
@@ -422,13 +430,15 @@ def save_profile(profile: Profile, path: str | os.PathLike[str], force: bool = F
 
 def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column:
     derived = DomainSource.DATA_DERIVED
+    has_missing = count_missing(series, markers) > 0
     if kind == Kind.BOOLEAN:  # the domain False/True is fixed, but the kind was read from the data
-        return Column(name, kind, source=derived)
+        return Column(name, kind, missing=has_missing, source=derived)
     if kind == Kind.CATEGORICAL:
         counts = text_counts(series, markers).drop(DEFAULT_OTHER_LABEL, errors="ignore")
         counts = counts.sort_values(ascending=False, kind="stable").iloc[:DRAFT_MAX_CATEGORIES]
         categories = tuple(sorted(str(c) for c in counts.index)) or (EMPTY_CATEGORY,)
-        return Column(name, kind, categories=categories, source=derived)
+        listed_all = counts.size < DRAFT_MAX_CATEGORIES and categories != (EMPTY_CATEGORY,)
+        return Column(name, kind, categories=categories, complete=listed_all, missing=has_missing, source=derived)
     values, _ = parse_values(series, kind, markers)
     values = values[np.isfinite(values)]
     if kind == Kind.INTEGER:
@@ -451,9 +461,9 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
     else:
         bins = DRAFT_BINS
     try:
-        return Column(name, kind, lower=lower, upper=upper, bins=bins, source=derived)
+        return Column(name, kind, lower=lower, upper=upper, bins=bins, missing=has_missing, source=derived)
     except SchemaError:  # bounds too close together in floating point for many bins
-        return Column(name, kind, lower=lower, upper=upper, bins=1, source=derived)
+        return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived)
 
 
 def propose_missing_markers(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> tuple[str, ...]:

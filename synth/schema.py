@@ -7,7 +7,15 @@ column's type. Code layout, per column:
 * categorical with m categories: 0..m-1 = the categories in order, m = OTHER (any value not in
   the list), m+1 = MISSING;
 * boolean: 0 = False, 1 = True, 2 = MISSING;
-* integer, float, datetime with b bins: 0..b-1 = bins over [lower, upper], b = MISSING. The bins
+* integer, float, datetime with b bins: 0..b-1 = bins over [lower, upper], b = MISSING.
+
+A closed domain drops codes: a ``complete`` categorical column (its list holds every value) has no
+OTHER code, and a column with ``missing = false`` (no cell is missing) has no MISSING code; the
+codes after them move down. A cell its column has no code for goes to the column's *fallback*: an
+unlisted value to MISSING when there is one, else to code 0 (the first category); a missing or
+unreadable cell to code 0 (the first category, False, or the lowest bin). The rule looks at the
+cell alone, so it is the same for every table; the cells it moved are counted on the console. The
+numeric bins
   are equal-width, or split at the column's ``cuts`` (its inner bin edges, for skewed columns).
   Values outside the bounds are clipped into the first or last bin. Integer bins have whole-number
   edges, so every integer of [lower, upper] (both included) falls in exactly one bin; datetimes
@@ -73,7 +81,7 @@ DATE_SHARE = 0.95  # share of non-missing text cells that must read as dates for
 _EPOCH = datetime(1970, 1, 1)
 _DATE_LIKE = re.compile(r"\d+\D+\d+")  # dates have at least two groups of digits
 _LEADING_ZERO = re.compile(r"^[+-]?0\d")  # "007" is an identifier, not the number 7
-_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", "source")
+_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "source")
 
 
 # --- small conversions -------------------------------------------------------------------------
@@ -148,6 +156,10 @@ class Column:
     domain is what the profile says); their cuts are whole numbers with lower < cut <= upper, so
     every bin holds at least one integer. Datetime bounds and cuts are whole seconds and bins are
     at least one second wide. Boolean columns have the fixed domain False/True and nothing else.
+
+    ``complete`` (categorical only) says the categories list every value: no OTHER code.
+    ``missing = False`` says no cell is missing: no MISSING code. See the module docstring for
+    where cells without a code of their own go.
     """
 
     name: str
@@ -157,6 +169,8 @@ class Column:
     upper: float | None = None
     bins: int | None = None
     cuts: tuple[float, ...] | None = None
+    complete: bool = False
+    missing: bool = True
     source: DomainSource = DomainSource.PUBLIC
 
     def __post_init__(self) -> None:
@@ -165,6 +179,13 @@ class Column:
         set_ = object.__setattr__
         set_(self, "kind", _enum(Kind, self.kind, f"column {self.name!r}: kind"))
         set_(self, "source", _enum(DomainSource, self.source, f"column {self.name!r}: source"))
+        for key in ("complete", "missing"):
+            if not isinstance(getattr(self, key), (bool, np.bool_)):
+                raise SchemaError(f"{self._where()}: {key} must be true or false.")
+            set_(self, key, bool(getattr(self, key)))
+        if self.complete and self.kind != Kind.CATEGORICAL:
+            raise SchemaError(f"{self._where()}: only a categorical column can be complete (it has no "
+                              "OTHER code); remove complete.")
         if self.kind == Kind.CATEGORICAL:
             self._reject("lower", "upper", "bins", "cuts")
             set_(self, "categories", self._checked_categories())
@@ -312,20 +333,40 @@ class Column:
     # -- derived facts --
 
     @property
-    def size(self) -> int:
-        """Number of codes, MISSING (and OTHER) included."""
+    def values(self) -> int:
+        """Number of codes for values: categories, False/True, or bins (no OTHER, no MISSING)."""
         if self.kind == Kind.CATEGORICAL:
             assert self.categories is not None
-            return len(self.categories) + 2
+            return len(self.categories)
         if self.kind == Kind.BOOLEAN:
-            return 3
+            return 2
         assert self.bins is not None
-        return self.bins + 1
+        return self.bins
+
+    @property
+    def size(self) -> int:
+        """Number of codes, MISSING and OTHER included when the column has them."""
+        return self.values + int(self.other_code >= 0) + int(self.missing)
+
+    @property
+    def other_code(self) -> int:
+        """The code of a value outside an open category list; -1 when there is none."""
+        return self.values if self.kind == Kind.CATEGORICAL and not self.complete else -1
 
     @property
     def missing_code(self) -> int:
-        """The code of a missing value (always the last one)."""
-        return self.size - 1
+        """The code of a missing value (the last one); -1 when the column has none."""
+        return self.values + int(self.other_code >= 0) if self.missing else -1
+
+    @property
+    def unlisted_code(self) -> int:
+        """Where a value outside a category list goes: OTHER, else MISSING, else the first code."""
+        return self.other_code if self.other_code >= 0 else max(self.missing_code, 0)
+
+    @property
+    def absent_code(self) -> int:
+        """Where a missing or unreadable cell goes: MISSING, else the first code."""
+        return max(self.missing_code, 0)
 
     @cached_property
     def edges(self) -> np.ndarray:
@@ -361,11 +402,12 @@ class Column:
 
     def labels(self, other_label: str = DEFAULT_OTHER_LABEL) -> tuple[str, ...]:
         """A readable label for every code, in code order (for reports), e.g. "[17, 25)"."""
+        closing = (other_label,) * (self.other_code >= 0) + (MISSING_LABEL,) * self.missing
         if self.kind == Kind.CATEGORICAL:
             assert self.categories is not None
-            return (*self.categories, other_label, MISSING_LABEL)
+            return (*self.categories, *closing)
         if self.kind == Kind.BOOLEAN:
-            return ("False", "True", MISSING_LABEL)
+            return ("False", "True", *closing)
         edges = self.edges
         if self.kind == Kind.INTEGER:
             names = [
@@ -375,7 +417,7 @@ class Column:
             text = seconds_to_iso if self.kind == Kind.DATETIME else _number_text
             names = [f"[{text(a)}, {text(b)})" for a, b in zip(edges[:-1], edges[1:])]
             names[-1] = names[-1][:-1] + "]"
-        return (*names, MISSING_LABEL)
+        return (*names, *closing)
 
     def bound_texts(self) -> tuple[str, str]:
         """The bounds as text (ISO dates for datetime columns)."""
@@ -406,6 +448,10 @@ class Column:
                 out["cuts"] = [self._public_number(c) for c in self.cuts]
             else:
                 out["bins"] = self.bins
+        if self.complete:
+            out["complete"] = True
+        if not self.missing:
+            out["missing"] = False
         out["source"] = self.source.value
         return out
 
@@ -442,6 +488,8 @@ class Column:
             upper=upper,
             bins=data.get("bins"),
             cuts=cuts,
+            complete=data.get("complete", False),
+            missing=data.get("missing", True),
             source=data.get("source", DomainSource.PUBLIC.value),
         )
 
@@ -471,11 +519,15 @@ class ColumnCounts:
     other: int = 0
     invalid: int = 0
     rounded: int = 0  # values with decimals in an integer column, rounded to whole numbers
+    unplaced: int = 0  # missing cells in a column without a MISSING code, written as its first code
     bounds: tuple[str, str] | None = None  # the column's bounds as text, for messages
+    other_to: str = "OTHER"  # where unlisted values went (a closed domain has no OTHER)
+    invalid_to: str = "missing"  # where unreadable cells went
+    first: str = ""  # the label of the column's first code, where cells without a code go
 
     @property
     def clean(self) -> bool:
-        return self.clipped_low == self.clipped_high == self.other == self.invalid == self.rounded == 0
+        return self.clipped_low == self.clipped_high == self.other == self.invalid == self.rounded == self.unplaced == 0
 
 
 def _values(count: int) -> str:
@@ -515,7 +567,7 @@ class EncodingReport:
             if c.clipped_high:
                 out.append(f"{c.name}: {_values(c.clipped_high)} above {high} clipped to the highest bin")
             if c.other:
-                out.append(f"{c.name}: {_values(c.other)} not in the category list encoded as OTHER")
+                out.append(f"{c.name}: {_values(c.other)} not in the category list encoded as {c.other_to}")
             if c.rounded:
                 out.append(f"{c.name}: {_values(c.rounded)} with decimals rounded to whole numbers (an integer column)")
             if c.invalid:
@@ -523,7 +575,10 @@ class EncodingReport:
                     Kind.BOOLEAN: "not one of true/false, yes/no, 1/0",
                     Kind.DATETIME: "not readable as dates",
                 }.get(c.kind, "not readable as numbers")
-                out.append(f"{c.name}: {_values(c.invalid)} {what}, encoded as missing")
+                out.append(f"{c.name}: {_values(c.invalid)} {what}, encoded as {c.invalid_to}")
+            if c.unplaced:
+                out.append(f"{c.name}: {c.unplaced} missing cell(s) written as {c.first} (the column's domain "
+                           "has no missing code)")
         if self.ignored_columns:
             out.append(f"columns not in the schema, ignored: {', '.join(self.ignored_columns)}")
         return out
@@ -560,6 +615,12 @@ def text_counts(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> pd
     counts = np.bincount(labels, minlength=len(texts))
     keep = ~is_missing
     return pd.Series(counts[keep], index=pd.Index(texts[keep], dtype=object)).groupby(level=0).sum()
+
+
+def count_missing(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> int:
+    """How many cells are missing (NA, blank, or a missing marker), as encoding reads them."""
+    labels, _, is_missing = _distinct_texts(series, missing_markers)
+    return int(is_missing[labels].sum())
 
 
 def _datetime_array_seconds(values: pd.Series) -> np.ndarray:
@@ -617,9 +678,16 @@ def _encode_numeric(column: Column, series: pd.Series, markers: Sequence[str]) -
     return encode_parsed(column, *parse_values(series, column.kind, markers))
 
 
+def _column_counts(column: Column, **counts: Any) -> ColumnCounts:
+    """A column's counts, with the labels of where its cells without a code of their own went."""
+    labels = column.labels("OTHER")
+    return ColumnCounts(column.name, column.kind, other_to=labels[column.unlisted_code],
+                        invalid_to="missing" if column.missing else labels[0], first=labels[0], **counts)
+
+
 def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, ColumnCounts]:
     """Codes of a numeric or datetime column from its ``parse_values`` output, and what was changed."""
-    codes = np.full(len(values), column.missing_code, dtype=np.int32)
+    codes = np.full(len(values), column.absent_code, dtype=np.int32)
     readable = ~np.isnan(values)
     v = values[readable]
     rounded = 0
@@ -630,9 +698,10 @@ def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray) -> tu
     low, high = v < column.lower, v > column.upper
     v = np.clip(v, column.lower, column.upper)
     codes[readable] = np.searchsorted(column.edges[1:-1], v, side="right")
-    counts = ColumnCounts(
-        column.name, column.kind, clipped_low=int(low.sum()), clipped_high=int(high.sum()),
+    counts = _column_counts(
+        column, clipped_low=int(low.sum()), clipped_high=int(high.sum()),
         invalid=int((~readable & ~missing).sum()), rounded=rounded, bounds=column.bound_texts(),
+        unplaced=0 if column.missing else int(missing.sum()),
     )
     return codes, counts
 
@@ -642,29 +711,29 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
     labels, texts, is_missing = _distinct_texts(series, markers)
     if column.kind == Kind.CATEGORICAL:
         assert column.categories is not None
-        other = len(column.categories)
         distinct = pd.Index(column.categories, dtype=object).get_indexer(texts)
         unmatched = (distinct < 0) & ~is_missing
-        distinct[unmatched] = other
+        distinct[unmatched] = column.unlisted_code
     else:
         lowered = [t.lower() for t in texts]
         distinct = np.array([1 if t in TRUE_WORDS else 0 if t in FALSE_WORDS else -1 for t in lowered],
                             dtype=np.int64)
         unmatched = (distinct < 0) & ~is_missing
-    distinct[is_missing | (distinct < 0)] = column.missing_code
+    distinct[is_missing | (distinct < 0)] = column.absent_code
     codes = distinct[labels].astype(np.int32)
     weight = np.bincount(labels, minlength=len(texts))
     bad = int(weight[unmatched].sum())
+    unplaced = 0 if column.missing else int(weight[is_missing].sum())
     if column.kind == Kind.CATEGORICAL:
-        return codes, ColumnCounts(column.name, column.kind, other=bad)
-    return codes, ColumnCounts(column.name, column.kind, invalid=bad)
+        return codes, _column_counts(column, other=bad, unplaced=unplaced)
+    return codes, _column_counts(column, invalid=bad, unplaced=unplaced)
 
 
 def _decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, other_label: str) -> pd.Series:
     missing = codes == column.missing_code
     if column.kind == Kind.CATEGORICAL:
         assert column.categories is not None
-        words = np.array([*column.categories, other_label, None], dtype=object)
+        words = np.array([*column.categories, *[other_label] * (column.other_code >= 0), None], dtype=object)
         return pd.Series(pd.array(words[codes], dtype="str"))
     if column.kind == Kind.BOOLEAN:
         truth = codes == 1

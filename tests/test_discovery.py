@@ -207,3 +207,28 @@ def test_a_close_split_between_kinds_is_text_with_a_note():
         assert kind == Kind.CATEGORICAL or not notes  # a note only with the fallback to text
         assert not notes or "does not stand clear of the noise" in notes[0]
     assert decided.count(Kind.CATEGORICAL) >= 34
+
+
+def test_a_missing_code_exists_only_when_the_noisy_missing_count_clears_the_noise():
+    # 2,000 rows: "full" has no missing cell, "holed" a quarter missing. Over 200 seeded votes the
+    # full column gets a missing code at about the rate of a 3-deviation tail (≤ 2 %), the holed
+    # one always; the mutation "always keep the missing code" would give the full column 100 %.
+    from synth.discovery import vote_kind
+    full = pd.Series(np.arange(2000).astype(str))
+    holed = pd.Series(np.where(np.arange(2000) % 4 == 0, "", full))
+    with_code = {"full": 0, "holed": 0}
+    for seed in range(200):
+        counts = _counts()
+        counts.noise = SeededNoise(seed)
+        with_code["full"] += vote_kind("full", full, counts, 0.01).missing
+        with_code["holed"] += vote_kind("holed", holed, counts, 0.01).missing
+    assert with_code["full"] <= 4 and with_code["holed"] == 200
+
+
+def test_discovered_columns_carry_the_vote_on_missing_cells():
+    df = pd.DataFrame({"n": np.arange(3000) % 50, "t": np.where(np.arange(3000) % 3 == 0, "", "ab"),
+                       "b": ["yes", "no"] * 1500})
+    found = discover_columns(df, {"n": None, "t": None, "b": None}, _counts(epsilon=8.0), 0.3, 1e-7, SILENT)
+    assert not found.columns["n"].missing and found.columns["t"].missing and not found.columns["b"].missing
+    declared = discover_columns(df, {"n": Kind.INTEGER}, _counts(epsilon=8.0), 0.3, 0.0, SILENT)
+    assert declared.columns["n"].missing  # not voted: the code stays, whatever the data

@@ -150,7 +150,7 @@ def test_profile_without_columns(tmp_path: Path) -> None:
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbins = 2\n"
          "categories = [\"x\"]\n", "cannot have categories"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbin = 2\n",
-         r"unknown key\(s\) \['bin'\].*kind, categories, lower, upper, bins, cuts, source"),
+         r"unknown key\(s\) \['bin'\].*kind, categories, lower, upper, bins, cuts, complete, missing, source"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = \"zero\"\nupper = 1\nbins = 2\n",
          "lower: a finite number"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"categorical\"\ncategories = \"x\"\n", "wrong type"),

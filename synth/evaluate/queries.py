@@ -65,7 +65,7 @@ def random_predicates(schema: Schema, columns: tuple[int, ...], rng: np.random.G
         column = schema.columns[j]
         mask = np.zeros(column.size, dtype=bool)
         if column.kind in NUMERIC_KINDS:
-            low, high = np.sort(rng.integers(0, column.size - 1, size=2))  # bins, not the missing code
+            low, high = np.sort(rng.integers(0, column.bins, size=2))  # bins, not the missing code
             mask[low:high + 1] = True
         else:
             mask[:] = rng.random(column.size) < 0.5
