@@ -84,6 +84,7 @@ import tomli_w
 from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
+from synth.unmodelled import UnmodelledColumn
 from synth.schema import (
     DEFAULT_OTHER_LABEL,
     FIRST_SECOND,
@@ -93,6 +94,7 @@ from synth.schema import (
     DomainSource,
     Kind,
     Schema,
+    column_from_dict,
     count_missing,
     infer_kinds,
     parse_values,
@@ -107,7 +109,7 @@ RELEASE_KEYS = (
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
-COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "source")
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
 DRAFT_EPSILON = 1.0
@@ -296,16 +298,16 @@ def _reject_unknown(table: Mapping[str, Any], allowed: Sequence[str], where: str
         )
 
 
-def _column_from_toml(name: str, table: Any) -> Column:
+def _column_from_toml(name: str, table: Any) -> Column | UnmodelledColumn:
     where = f"[columns.{name}]"
     entry = _table(table, where)
     _reject_unknown(entry, COLUMN_KEYS, where)
     for key, kinds in (("categories", list), ("cuts", list), ("kind", str), ("source", str),
-                       ("complete", bool), ("missing", bool)):
+                       ("complete", bool), ("missing", bool), ("template", str)):
         if key in entry and not isinstance(entry[key], kinds):
             raise ProfileError(f"{where}: {key} has the wrong type ({type(entry[key]).__name__}).")
     try:
-        return Column.from_dict({"name": name, **entry})
+        return column_from_dict({"name": name, **entry})
     except SchemaError as exc:
         raise ProfileError(f"{where}: {exc}") from None
 
@@ -329,7 +331,7 @@ def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
     schema = None
     if columns:
         parsed = tuple(_column_from_toml(str(n), t) for n, t in columns.items())
-        schema = Schema(parsed, tuple(markers), other_label)
+        schema = Schema.ordered(parsed, tuple(markers), other_label)
     return Profile(
         schema=schema,
         engine_options=_table(data.get("engine_options", {}), "[engine_options]"),
@@ -374,9 +376,13 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
 # --- writing -----------------------------------------------------------------------------------
 
 
-def _column_comments(column: Column) -> list[str]:
+def _column_comments(column: Column | UnmodelledColumn) -> list[str]:
     if column.source != DomainSource.DATA_DERIVED:
         return []
+    if isinstance(column, UnmodelledColumn):
+        what = "a key: written as fresh keys of this template (a shape, no value)" if column.kind == Kind.ID else \
+            "free text: left out of the model, its output column is empty"
+        return [f"# data-derived: the data read as {what}; if that is public knowledge, set source = \"public\""]
     if column.kind == Kind.BOOLEAN:
         return ["# data-derived: the kind was read from the data; if it is public knowledge, set source = \"public\""]
     lines = ["# data-derived: read from the data; replace with public knowledge before a release"]
@@ -390,7 +396,7 @@ def profile_to_toml(profile: Profile) -> str:
     """The profile as TOML text, with comments on data-derived domains."""
     schema = profile.schema
     parts: list[str] = []
-    if schema is not None and any(c.source == DomainSource.DATA_DERIVED for c in schema.columns):
+    if schema is not None and any(c.source == DomainSource.DATA_DERIVED for c in schema.output_columns):
         parts.append(_DRAFT_HEADER)
     release: dict[str, Any] = {
         "epsilon": profile.epsilon, "delta": profile.delta, "neighbouring": profile.neighbouring,
@@ -414,7 +420,7 @@ def profile_to_toml(profile: Profile) -> str:
     parts.append(tomli_w.dumps({"release": release}))
     if profile.engine_options:
         parts.append(tomli_w.dumps({"engine_options": profile.engine_options}))
-    for column in schema.columns if schema is not None else ():
+    for column in schema.output_columns if schema is not None else ():
         table = {k: v for k, v in column.to_dict().items() if k != "name"}
         parts.append("\n".join([*_column_comments(column), tomli_w.dumps({"columns": {column.name: table}})]))
     return "\n".join(parts)

@@ -49,6 +49,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from synth.errors import DataError, SchemaError
+from synth.unmodelled import UnmodelledColumn, unmodelled_from_dict
 
 
 class Kind(str, Enum):
@@ -59,6 +60,8 @@ class Kind(str, Enum):
     FLOAT = "float"
     DATETIME = "datetime"
     BOOLEAN = "boolean"
+    ID = "id"  # a key: left out of the model, written as fresh keys (synth.unmodelled)
+    TEXT = "text"  # free text: left out of the model, written empty (synth.unmodelled)
 
 
 class DomainSource(str, Enum):
@@ -70,6 +73,7 @@ class DomainSource(str, Enum):
 
 
 NUMERIC_KINDS = frozenset({Kind.INTEGER, Kind.FLOAT, Kind.DATETIME})
+UNMODELLED_KINDS = frozenset({Kind.ID, Kind.TEXT})
 MISSING_LABEL = "<MISSING>"
 DEFAULT_OTHER_LABEL = "<OTHER>"
 MAX_EXACT_INTEGER = 2**53  # integer bounds beyond this are not exact as floats
@@ -183,6 +187,8 @@ class Column:
             if not isinstance(getattr(self, key), (bool, np.bool_)):
                 raise SchemaError(f"{self._where()}: {key} must be true or false.")
             set_(self, key, bool(getattr(self, key)))
+        if self.kind in UNMODELLED_KINDS:
+            raise SchemaError(f"{self._where()} is left out of the model; describe it with an UnmodelledColumn.")
         if self.complete and self.kind != Kind.CATEGORICAL:
             raise SchemaError(f"{self._where()}: only a categorical column can be complete (it has no "
                               "OTHER code); remove complete.")
@@ -494,6 +500,13 @@ class Column:
         )
 
 
+def column_from_dict(data: Mapping[str, Any]) -> Column | UnmodelledColumn:
+    """A modelled column, or an unmodelled one for the kinds id and text."""
+    if isinstance(data, Mapping) and data.get("kind") in (Kind.ID.value, Kind.TEXT.value):
+        return unmodelled_from_dict(data)
+    return Column.from_dict(data)
+
+
 def _choices(enum: type[Enum]) -> str:
     return ", ".join(repr(member.value) for member in enum)
 
@@ -765,19 +778,33 @@ def _decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, 
 
 @dataclass(frozen=True)
 class Schema:
-    """The columns of a release in order, how missing cells are written, and the OTHER label."""
+    """The columns of a release, how missing cells are written, and the OTHER label.
+
+    ``columns`` are the modelled ones (in code order); ``unmodelled`` are id and text columns,
+    written by their own rule (``synth.unmodelled``); ``order`` is the order of all of them in
+    the output (empty: the modelled columns, then the unmodelled ones).
+    """
 
     columns: tuple[Column, ...]
     missing_markers: tuple[str, ...] = ("",)
     other_label: str = DEFAULT_OTHER_LABEL
+    unmodelled: tuple[UnmodelledColumn, ...] = ()
+    order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        columns = tuple(self.columns)
-        if not columns or not all(isinstance(c, Column) for c in columns):
-            raise SchemaError("a schema needs at least one column (Column objects).")
-        repeated = sorted(n for n, times in Counter(c.name for c in columns).items() if times > 1)
+        columns, unmodelled = tuple(self.columns), tuple(self.unmodelled)
+        if not all(isinstance(c, Column) for c in columns) or not all(isinstance(c, UnmodelledColumn) for c in unmodelled):
+            raise SchemaError("a schema's columns must be Column objects and its unmodelled ones UnmodelledColumn objects.")
+        if not columns and not unmodelled:
+            raise SchemaError("a schema needs at least one column.")
+        names = [c.name for c in (*columns, *unmodelled)]
+        repeated = sorted(n for n, times in Counter(names).items() if times > 1)
         if repeated:
             raise SchemaError(f"column name(s) {repeated} appear more than once; each column needs its own name.")
+        if self.order and sorted(self.order) != sorted(names):
+            raise SchemaError("a schema's order must name each of its columns once.")
+        object.__setattr__(self, "unmodelled", unmodelled)
+        object.__setattr__(self, "order", tuple(self.order) if tuple(self.order) != tuple(names) else ())
         markers = self.missing_markers
         if isinstance(markers, str) or not all(isinstance(m, str) and m == m.strip() for m in markers):
             raise SchemaError(
@@ -805,7 +832,13 @@ class Schema:
 
     @cached_property
     def names(self) -> tuple[str, ...]:
+        """The modelled columns' names, in code order."""
         return tuple(c.name for c in self.columns)
+
+    @cached_property
+    def output_names(self) -> tuple[str, ...]:
+        """Every column's name, unmodelled ones too, in the output's order."""
+        return self.order or (*self.names, *(c.name for c in self.unmodelled))
 
     @cached_property
     def sizes(self) -> tuple[int, ...]:
@@ -822,12 +855,19 @@ class Schema:
         return self._by_name[name]
 
     def select(self, names: Sequence[str]) -> Schema:
-        """The schema of just these columns, in the order given."""
+        """The schema of just these modelled columns, in the order given."""
         return Schema(tuple(self.column(n) for n in names), self.missing_markers, self.other_label)
 
+    @cached_property
+    def output_columns(self) -> tuple[Column | UnmodelledColumn, ...]:
+        """Every column, unmodelled ones too, in the output's order."""
+        everything = {c.name: c for c in (*self.columns, *self.unmodelled)}
+        return tuple(everything[n] for n in self.output_names)
+
     def to_dict(self) -> dict[str, Any]:
+        """Every column (unmodelled ones too) in output order, with the markers and OTHER label."""
         return {
-            "columns": [c.to_dict() for c in self.columns],
+            "columns": [c.to_dict() for c in self.output_columns],
             "missing_markers": list(self.missing_markers),
             "other_label": self.other_label,
         }
@@ -836,10 +876,22 @@ class Schema:
     def from_dict(cls, data: Mapping[str, Any]) -> Schema:
         if not isinstance(data, Mapping) or not isinstance(data.get("columns"), list):
             raise SchemaError("a schema must be a table with a list of columns.")
-        return cls(
-            columns=tuple(Column.from_dict(c) for c in data["columns"]),
+        return cls.ordered(
+            [column_from_dict(c) for c in data["columns"]],
             missing_markers=data.get("missing_markers", ("",)),
             other_label=data.get("other_label", DEFAULT_OTHER_LABEL),
+        )
+
+    @classmethod
+    def ordered(cls, columns: Sequence[Column | UnmodelledColumn], missing_markers: Sequence[str] = ("",),
+                other_label: str = DEFAULT_OTHER_LABEL) -> Schema:
+        """A schema of modelled and unmodelled columns mixed, kept in the order given."""
+        return cls(
+            columns=tuple(c for c in columns if isinstance(c, Column)),
+            missing_markers=tuple(missing_markers),
+            other_label=other_label,
+            unmodelled=tuple(c for c in columns if isinstance(c, UnmodelledColumn)),
+            order=tuple(c.name for c in columns),
         )
 
     def encode(self, df: pd.DataFrame) -> tuple[np.ndarray, EncodingReport]:
@@ -863,7 +915,7 @@ class Schema:
             encode = _encode_numeric if column.kind in NUMERIC_KINDS else _encode_listed
             codes[:, j], column_counts = encode(column, df[column.name], self.missing_markers)
             counts.append(column_counts)
-        ignored = tuple(str(c) for c in df.columns if c not in self.names)
+        ignored = tuple(str(c) for c in df.columns if c not in self.output_names)
         return codes, EncodingReport(tuple(counts), ignored)
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
@@ -888,7 +940,9 @@ class Schema:
                     "made with this schema."
                 )
             out[column.name] = _decode_column(column, col_codes, rng, self.other_label)
-        return pd.DataFrame(out, columns=list(self.names))
+        for unmodelled in self.unmodelled:
+            out[unmodelled.name] = unmodelled.generate(len(codes), rng)
+        return pd.DataFrame(out, columns=list(self.output_names))
 
 
 # --- kinds -------------------------------------------------------------------------------------

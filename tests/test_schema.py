@@ -93,7 +93,7 @@ def test_integer_bins_cover_each_integer_once() -> None:
         (dict(kind=Kind.FLOAT, lower=0, upper=1, bins=2, categories=("a",)), "cannot have categories"),
         (dict(kind=Kind.DATETIME, lower=0, upper=10, bins=20), "narrower than one second"),
         (dict(kind=Kind.BOOLEAN, bins=2), "cannot have bins"),
-        (dict(kind="text"), "must be one of"),
+        (dict(kind="string"), "must be one of"),
         (dict(kind=Kind.FLOAT, lower=0, upper=1), "needs bins.*or cuts"),
         (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(5, 3)), "cut number 2 is not greater"),
         (dict(kind=Kind.FLOAT, lower=0, upper=9, cuts=(3.5, 3.5)), "strictly increasing"),
