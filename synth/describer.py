@@ -113,7 +113,7 @@ def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dic
     """Where each column's kind came from: declared in public (profile or ``kinds=``), decided
     under DP (a noisy vote), or read from the data by a drafted profile."""
     sources = {}
-    for column in schema.columns:
+    for column in schema.output_columns:
         if column.name in to_discover:
             sources[column.name] = "public" if to_discover[column.name] is not None else "dp-estimated"
         else:
@@ -156,7 +156,7 @@ def stopped_after_spending(spent: Mapping[str, Any], queries: int) -> str:
 
 
 def _check_domain_sources(schema: Schema, profile: Profile) -> None:
-    derived = [c.name for c in schema.columns if c.source == DomainSource.DATA_DERIVED]
+    derived = [c.name for c in schema.output_columns if c.source == DomainSource.DATA_DERIVED]
     if derived and not profile.accept_data_derived_domains:
         raise ProfileError(
             f"the domains of column(s) {derived} are marked data-derived: they were read from the "
@@ -205,8 +205,11 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
         discovery = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
                                      profile.missing_markers, notes)
         check_discovery(discovery, profile.accept_rough_domains, notes)
-        schema = Schema(columns=tuple(discovery.columns[n] for n in to_discover if n in discovery.columns),
-                        missing_markers=profile.missing_markers)
+        schema = Schema.ordered([discovery.columns[n] for n in to_discover if n in discovery.columns],
+                                missing_markers=profile.missing_markers)
+        if not schema.columns:
+            raise DiscoveryError(f"every column left is an identifier or free text, so there is nothing to model:\n"
+                                 f"{discovery.table()}\nDeclare the kinds of the columns to model in a profile.")
         discovery_record = {"discovery_weights": dict(ALLOCATION),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:

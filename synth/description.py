@@ -58,12 +58,12 @@ class Description:
     @property
     def domain_sources(self) -> dict[str, str]:
         """Where each column's domain came from: public, dp-estimated or data-derived."""
-        return {c.name: DomainSource(c.source).value for c in self.schema.columns}
+        return {c.name: DomainSource(c.source).value for c in self.schema.output_columns}
 
     @property
     def end_to_end_dp(self) -> bool:
         """False when any domain was read from the data without noise (allowed only on request)."""
-        return all(c.source != DomainSource.DATA_DERIVED for c in self.schema.columns)
+        return all(c.source != DomainSource.DATA_DERIVED for c in self.schema.output_columns)
 
     @property
     def model_domain(self) -> Domain:

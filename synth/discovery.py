@@ -13,6 +13,11 @@ releases only noisy, charged answers:
   held by a single person appears with probability at most δ₀, charged as δ₀ itself on top of the
   noise (the computed tail sits a margin below δ₀, so float rounding in it cannot understate δ).
   This needs δ > 0; under pure DP it is refused with a clear message;
+* a column voted text, or whole numbers under a key-like name, is first checked for being (nearly)
+  unique per row, from a noisy distinct count against the vote's noisy cell count; a unique one is
+  an identifier (written as fresh keys shaped like the input's, from a thresholded histogram of
+  key shapes) or free text (left out of the model), and no domain is measured for it
+  (``detect_identifier``);
 * boolean columns have a public domain and cost nothing beyond their vote;
 * a voted column gets a missing code only when the vote's noisy count of missing cells clears the
   noise (a column not voted keeps it).
@@ -43,6 +48,7 @@ from synth.progress import Progress
 from synth.schema import (
     CELL_CLASSES,
     DEFAULT_OTHER_LABEL,
+    UNMODELLED_KINDS,
     Column,
     DomainSource,
     Kind,
@@ -50,6 +56,7 @@ from synth.schema import (
     parse_values,
     text_counts,
 )
+from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 MAX_DISCOVERED_CATEGORIES = 1000
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
@@ -59,7 +66,9 @@ TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative)
 ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
 VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
-DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0}
+DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0,
+                  Kind.ID: 0.0, Kind.TEXT: 0.0}
+ID_DETECTION_SHARE = 0.1  # of a candidate column's domain budget, for its noisy distinct count
 ALLOCATION = {"kind vote": VOTE_WEIGHT, "undecided domain": UNDECIDED_WEIGHT,
               **{f"{kind.value} domain": weight for kind, weight in DOMAIN_WEIGHTS.items()}}
 
@@ -88,7 +97,7 @@ class Vote:
 class Discovery:
     """The columns found (lost ones are absent) and a finding per column."""
 
-    columns: dict[str, Column]
+    columns: dict[str, Column | UnmodelledColumn]
     findings: tuple[Finding, ...]
 
     @property
@@ -146,42 +155,82 @@ def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[in
     return high, tail(scale, high - 1)
 
 
-def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
-                        delta: float, missing_markers: Sequence[str] = ("",),
-                        cells: float | None = None) -> tuple[Column | None, Finding]:
-    """Categories of a text column from a thresholded noisy histogram of its values.
-
-    Each of the cells that can appear between neighbours gets an equal share of ``delta`` (δ₀);
-    the charge is δ₀ itself, not the computed tail below it. Lost (None) when no value clears the
-    threshold; rough when the values found hold less than ``ROUGH_COVERAGE`` of ``cells`` (the
-    vote's noisy count of the column's text cells, when it was voted). Only the kept values'
-    noisy counts are used: the others' very existence is private.
-    """
-    exact = text_counts(series, missing_markers)
+def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: float, delta: float,
+                 what: str) -> tuple[pd.Series, int]:
+    """The values of ``exact`` (value -> count) whose noisy count clears the appearance threshold,
+    with those noisy counts (largest first), and the threshold. Each of the cells that can appear
+    between neighbours gets an equal share of ``delta`` (δ₀); the charge is δ₀ itself, not the
+    computed tail below it. Only the kept values' noisy counts may be used: the others' very
+    existence is private."""
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
     mechanism, scale, _ = counts.calibrate(budget, l1, l2)
     per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1 or 2 cells
     tau, tail = appearance_threshold(mechanism, scale, per_cell)
     noisy = counts.release(
-        exact.to_numpy(), budget, extra_delta=delta,
-        query=f"categories({name}): thresholded histogram",
+        exact.to_numpy(), budget, extra_delta=delta, query=f"{what}({name}): thresholded histogram",
         note=f"threshold {tau}; a value held by one person appears with probability {tail:.3g} per cell",
     )
     kept = np.nonzero(noisy.values >= tau)[0]
-    kept = kept[np.argsort(-noisy.values[kept], kind="stable")][:MAX_DISCOVERED_CATEGORIES]
+    kept = kept[np.argsort(-noisy.values[kept], kind="stable")]
+    return pd.Series(noisy.values[kept].astype(float), index=exact.index[kept].astype(str)), tau
+
+
+def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
+                        delta: float, missing_markers: Sequence[str] = ("",),
+                        cells: float | None = None) -> tuple[Column | None, Finding]:
+    """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``).
+
+    Lost (None) when no value clears the threshold; rough when the values found hold less than
+    ``ROUGH_COVERAGE`` of ``cells`` (the vote's noisy count of the column's text cells, when it
+    was voted).
+    """
+    found, tau = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, "categories")
+    found = found.iloc[:MAX_DISCOVERED_CATEGORIES]
     # a value spelled like the "other" label is left to map to OTHER, as it would when encoded
-    categories = tuple(sorted(c for c in exact.index[kept].astype(str) if c != DEFAULT_OTHER_LABEL))
+    categories = tuple(sorted(c for c in found.index if c != DEFAULT_OTHER_LABEL))
     if not categories:
         return None, Finding(name, Kind.CATEGORICAL, "lost", (
             f"no value reached the threshold of {tau} noisy rows: at this budget a value needs about {tau} rows "
             "to be found. List its categories in a profile, or spend more (--epsilon, discovery_share)."))
     column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, source=DomainSource.DP_ESTIMATED)
-    found = float(np.maximum(noisy.values[kept], 0).sum())
-    if cells is not None and cells > 0 and found < ROUGH_COVERAGE * cells:
+    held = float(np.maximum(found.to_numpy(), 0).sum())
+    if cells is not None and cells > 0 and held < ROUGH_COVERAGE * cells:
         return column, Finding(name, Kind.CATEGORICAL, "rough", (
-            f"{len(categories)} values found, holding about {min(found / cells, 1):.0%} of its cells (noisy); the "
+            f"{len(categories)} values found, holding about {min(held / cells, 1):.0%} of its cells (noisy); the "
             f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget"))
     return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found")
+
+
+def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
+                      delta: float, cells: float, missing_markers: Sequence[str] = ("",),
+                      ) -> tuple[UnmodelledColumn | None, Finding | None, float]:
+    """An id or free-text column, when the column is (nearly) unique per row; and the budget left.
+
+    ``ID_DETECTION_SHARE`` of ``budget`` buys a noisy count of the distinct values (one person
+    changes it by at most one, under either relation; it is charged as a histogram cell, which
+    is never less). It must clear ``UNIQUE_SHARE`` of the vote's noisy count of cells (``cells``)
+    by ``LEAD_MARGIN`` deviations. Only then is the rest spent, on a thresholded histogram of the
+    values' key shapes (``synth.unmodelled``), which shapes the fresh keys (or, for text with no
+    dominant shape, says free text); otherwise the rest is returned for the column's domain.
+    """
+    exact = text_counts(series, missing_markers)
+    share = budget * ID_DETECTION_SHARE
+    distinct = counts.release(np.array([exact.size]), share, query=f"distinct({name}): count of distinct values")
+    unique_enough = float(distinct.values[0]) - LEAD_MARGIN * distinct.std
+    if unique_enough < UNIQUE_SHARE * cells:
+        return None, None, budget - share
+    shapes, _ = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes")
+    column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED.value)
+    assert column is not None  # uniqueness was checked above with the same numbers
+    kind = Kind(column.kind)
+    if kind == Kind.TEXT:
+        return column, Finding(name, kind, "rough", (
+            f"free text: about {distinct.values[0]} distinct values in {cells:.0f} cells (noisy), with no shared "
+            "shape; left out of the model, its output column is empty")), 0.0
+    keys = f"shaped {column.template}" if column.template else "1, 2, 3, ..."
+    return column, Finding(name, kind, "located", (
+        f"an identifier: about {distinct.values[0]} distinct values in {cells:.0f} cells (noisy); written as "
+        f"fresh keys {keys}")), 0.0
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
@@ -273,22 +322,44 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             "profile DATA -o profile.toml`, then review it)."
         )
     budgets = _domain_budgets(decided, budget) if budget > 0 else {}
-    columns: dict[str, Column] = {}
+    columns: dict[str, Column | UnmodelledColumn] = {}
     findings: list[Finding] = []
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
-        kind = decided[name]
+        kind, vote = decided[name], votes[name]
+        if kind in UNMODELLED_KINDS:  # declared in public: nothing to measure
+            columns[name] = UnmodelledColumn(name, kind.value, None, DomainSource.PUBLIC.value)
+            findings.append(Finding(name, kind, "located", "declared; " + (
+                "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty")))
+            continue
         if kind == Kind.BOOLEAN:
-            columns[name] = Column(name=name, kind=kind, missing=votes[name].missing, source=DomainSource.PUBLIC)
+            columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC)
             findings.append(Finding(name, kind, "located", "true/false"))
             continue
+        left = budgets[name]
+        if _may_be_identifier(name, kind, vote, deltas):
+            assert vote.cells is not None
+            unique, finding, left = detect_identifier(name, df[name], kind == Kind.CATEGORICAL, counts, left,
+                                                      deltas[name], vote.cells, missing_markers)
+            if unique is not None and finding is not None:
+                columns[name] = unique
+                findings.append(finding)
+                continue
         if kind == Kind.CATEGORICAL:
-            column, finding = discover_categories(name, df[name], counts, budgets[name], deltas[name],
-                                                  missing_markers, votes[name].cells)
+            column, finding = discover_categories(name, df[name], counts, left, deltas[name],
+                                                  missing_markers, vote.cells)
         else:
             values, _ = parse_values(df[name], kind, missing_markers)
-            located = locate_bounds(name, values, kind, counts, budgets[name])
+            located = locate_bounds(name, values, kind, counts, left)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
-            columns[name] = replace(column, missing=votes[name].missing)
+            columns[name] = replace(column, missing=vote.missing)
         findings.append(finding)
     return Discovery(columns, tuple(findings))
+
+
+def _may_be_identifier(name: str, kind: Kind, vote: Vote, deltas: Mapping[str, float]) -> bool:
+    """Voted text, or voted whole numbers under a key-like name (``looks_like_identifier``: a
+    public fact), with δ to find the keys' shape: worth a noisy distinct count."""
+    if vote.cells is None or not vote.cells > 0 or name not in deltas:
+        return False
+    return kind == Kind.CATEGORICAL or (kind == Kind.INTEGER and looks_like_identifier(name))

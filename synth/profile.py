@@ -84,7 +84,7 @@ import tomli_w
 from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
-from synth.unmodelled import UnmodelledColumn
+from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 from synth.schema import (
     DEFAULT_OTHER_LABEL,
     FIRST_SECOND,
@@ -112,6 +112,7 @@ COMPOSITION = ("basic", "advanced")
 COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
+DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
 DRAFT_EPSILON = 1.0
 DRAFT_DELTA = 1e-9
 MAX_DRAFT_FLOAT = 1e300  # larger magnitudes are left out of drafted bounds (they are clipped)
@@ -434,8 +435,24 @@ def save_profile(profile: Profile, path: str | os.PathLike[str], force: bool = F
 # --- drafting ----------------------------------------------------------------------------------
 
 
-def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column:
+def _draft_unique(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> UnmodelledColumn | None:
+    """An id or text column when a text column, or whole numbers under a key-like name, hold
+    (nearly) one value per row; its key template is a shape, never a value."""
+    if not (kind == Kind.CATEGORICAL or (kind == Kind.INTEGER and looks_like_identifier(name))):
+        return None
+    exact = text_counts(series, markers)
+    cells = float(exact.sum())
+    if cells < DRAFT_MIN_KEYS:
+        return None
+    return judge_unique(name, float(exact.size), cells, template_counts(exact).to_dict(), kind == Kind.CATEGORICAL,
+                        DomainSource.DATA_DERIVED.value)
+
+
+def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column | UnmodelledColumn:
     derived = DomainSource.DATA_DERIVED
+    unique = _draft_unique(name, series, kind, markers)
+    if unique is not None:
+        return unique
     has_missing = count_missing(series, markers) > 0
     if kind == Kind.BOOLEAN:  # the domain False/True is fixed, but the kind was read from the data
         return Column(name, kind, missing=has_missing, source=derived)
@@ -494,6 +511,8 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
 
     Kinds come from ``infer_kinds``; categories are the distinct values (at most the 1000 most
     frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
+    A column of (nearly) one value per row is drafted as ``id`` (with its keys' shape) or ``text``,
+    and none of its values is written.
     A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
     Every column is marked data-derived, booleans too: their domain is fixed, but their kind was
     read from the data. Markers such as NA or ? in columns of numbers are added to the missing
@@ -501,5 +520,5 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
     """
     markers = tuple(missing_markers) + propose_missing_markers(df, missing_markers)
     kinds = infer_kinds(df, markers)
-    columns = tuple(_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items())
-    return Profile(schema=Schema(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)
+    columns = [_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items()]
+    return Profile(schema=Schema.ordered(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)

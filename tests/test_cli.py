@@ -190,28 +190,51 @@ def test_drafted_profile_is_refused_until_reviewed(capsys, tmp_path, mixed_csv):
     assert "NOT end-to-end DP" in json.loads((tmp_path / "o2" / "manifest.json").read_text())["statement"]
 
 
-def test_a_column_of_distinct_values_is_lost_and_said_so_or_left_out_when_accepted(capsys, tmp_path):
-    """An identifier column: no single value clears the threshold. The run stops before measuring
-    anything else, names the column and what it would take, writes nothing; with
-    --accept-rough-domains the column is left out (never written as placeholders) and the rest released."""
+def test_a_column_of_rare_values_is_lost_and_said_so_or_left_out_when_accepted(capsys, tmp_path):
+    """2,000 values of 5 rows each: not unique per row, and no value clears the threshold. The run
+    stops before measuring anything else, names the column and what it would take, writes nothing;
+    with --accept-rough-domains the column is left out (never written as placeholders)."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"constant": ["same"] * 10_000,
-                       "ids": [f"id-{i}" for i in rng.permutation(10_000)],  # 10,000 distinct values
+                       "rare": [f"v{i % 2000}" for i in rng.permutation(10_000)],
                        "x": rng.integers(0, 10, 10_000)})
     data = tmp_path / "odd.csv"
     df.to_csv(data, index=False)
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
-    assert_clean_error(code, err, "could not be found under DP", "ids", "lost", "a value needs about",
+    assert_clean_error(code, err, "could not be found under DP", "rare", "lost", "a value needs about",
                        "--accept-rough-domains", "already spent")
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "--accept-rough-domains",
                            "-o", str(tmp_path / "o"))
     assert code == 0, err
-    assert "column 'ids': lost" in err and "left out of the release" in err and "1 lost (of 3 columns)" in err
+    assert "column 'rare': lost" in err and "left out of the release" in err and "1 lost (of 3 columns)" in err
     synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
     assert list(synthetic.columns) == ["constant", "x"]
     assert (synthetic["constant"] == "same").mean() > 0.9
     assert set(synthetic["x"].replace("", np.nan).dropna().astype(int)) <= set(range(10))
+
+
+def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys, tmp_path):
+    """10,000 distinct keys "id-0" .. "id-9999": a noisy distinct count finds the column unique per
+    row, a thresholded histogram of key shapes finds "aa-9999", and the output holds distinct
+    fresh keys of that shape, not drawn from the real ones (any match is chance: under 1 %)."""
+    rng = np.random.default_rng(0)
+    real = [f"id-{i}" for i in rng.permutation(10_000)]
+    df = pd.DataFrame({"ids": real, "x": rng.integers(0, 10, 10_000)})
+    data = tmp_path / "keys.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
+    assert list(synthetic.columns) == ["ids", "x"]
+    keys = synthetic["ids"]
+    assert keys.is_unique and keys.str.fullmatch(r"[a-z]{2}-[0-9]{4}").all()
+    assert keys.isin(set(real)).mean() < 0.01
+    description = json.loads((tmp_path / "o" / "description.json").read_text())
+    assert description["schema"]["columns"][0] == {"name": "ids", "kind": "id", "template": "aa-9999",
+                                                   "source": "dp-estimated"}
+    assert any(e["query"].startswith("distinct(ids)") for e in description["privacy"]["ledger"])
+    assert not any(e["query"].startswith("categories(ids)") for e in description["privacy"]["ledger"])
 
 
 def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):

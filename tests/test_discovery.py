@@ -141,7 +141,7 @@ def test_undeclared_text_columns_are_voted_then_measured():
     columns = discover_columns(df, {"n": None, "t": None}, counts, 0.1, 5e-7, SILENT).columns
     assert columns["n"].kind == Kind.INTEGER and columns["t"].categories == ("a", "b")
     queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
-    assert queries == ["kind(n)", "kind(t)", "bounds(n)", "bounds(n)", "categories(t)"]
+    assert queries == ["kind(n)", "kind(t)", "bounds(n)", "bounds(n)", "distinct(t)", "categories(t)"]
     assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1
 
 

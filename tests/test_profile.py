@@ -251,7 +251,7 @@ def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
 
 
 def test_draft_caps_categories() -> None:
-    values = [f"v{i:04d}" for i in range(1100)] + ["v0001"] * 3
+    values = [f"v{i:04d}" for i in range(1100)] * 2 + ["v0001"] * 3  # two rows a value: not unique per row
     draft = draft_profile(pd.DataFrame({"c": values}))
     categories = draft.schema.column("c").categories
     assert len(categories) == 1000 and "v0001" in categories

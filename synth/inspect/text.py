@@ -54,4 +54,8 @@ def inspect_text(description: Description) -> str:
             lines.append(f"    {str(labels[i])[:28]:<28} {p[i]:6.1%} {bar}")
         if p.size > MAX_VALUES_SHOWN:
             lines.append(f"    ... {p.size - MAX_VALUES_SHOWN} more codes")
+    for unmodelled in description.schema.unmodelled:
+        rule = (f"fresh keys shaped {unmodelled.template}" if unmodelled.template else "fresh keys 1, 2, 3, ...") \
+            if unmodelled.kind == "id" else "left empty (free text)"
+        lines.append(f"  {unmodelled.name} [{unmodelled.kind}, not modelled: {rule}]")
     return "\n".join(lines)

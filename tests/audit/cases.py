@@ -32,9 +32,11 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from auditing import AuditResult, Claim, audit, log_likelihood_ratio
 
 from synth.bounds import LocatedBounds, locate_bounds
+from synth.discovery import detect_identifier
 from synth.curator import CountRelease, Curator
 from synth.engines import EngineResult, make_engine
 from synth.measurement import Measurement
@@ -58,6 +60,7 @@ from synth.privacy import (
 )
 from synth.progress import SILENT
 from synth.schema import Kind
+from synth.unmodelled import UnmodelledColumn
 
 CONFIDENCE = 0.99
 UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %
@@ -388,6 +391,36 @@ def bounds_runs(locate: Callable[..., LocatedBounds], noise: NoiseFactory, runs:
     return Sample(statistics[0], statistics[1], largest(claims))
 
 
+IDENTIFIER_CELLS = 100.0  # the vote's noisy count of the column's cells, taken as given
+IDENTIFIER_KEYS = 118  # distinct keys on the first data set, at the uniqueness threshold; the neighbour has one more
+
+
+def exact_distinct_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
+                              delta: float, cells: float) -> tuple[UnmodelledColumn | None, None, float]:
+    """The mutation: the same charges, then uniqueness decided on the exact distinct count (a free read)."""
+    detect_identifier(name, series, text_like, counts, budget, delta, cells)
+    return (UnmodelledColumn(name, "text") if series.nunique() > IDENTIFIER_KEYS else None), None, 0.0
+
+
+def identifier_runs(detect: Callable[..., tuple[Any, Any, float]], noise: NoiseFactory, runs: int) -> Sample:
+    """``discovery.detect_identifier`` (a noisy distinct count, then a thresholded histogram of key
+    shapes; Laplace under approximate DP at ε = EPSILON) on a column of distinct keys and on it
+    with one more key. Statistic: whether the column was taken as an identifier or free text."""
+    tables = (pd.Series([f"k{i}" for i in range(IDENTIFIER_KEYS)]),
+              pd.Series([f"k{i}" for i in range(IDENTIFIER_KEYS + 1)]))
+    statistics, claims = [], []
+    for stream, series in enumerate(tables):
+        source, unique = noise(stream), np.empty(runs)
+        for run in range(runs):
+            accountant = Accountant(Budget(50.0, DELTA), Notion.APPROX)
+            counts = CountRelease(accountant, source, ADD_REMOVE)
+            column, _, _ = detect("x", series, True, counts, EPSILON, DELTA / 2, IDENTIFIER_CELLS)
+            unique[run] = column is not None
+        statistics.append(unique)
+        claims.append(spent_claim(accountant))
+    return Sample(statistics[0], statistics[1], largest(claims))
+
+
 def randomized_response_runs(noise: NoiseFactory, runs: int) -> Sample:
     """k-ary randomized response at ε = EPSILON on one person's value, 0 or 1 (categorical)."""
     k = RESPONSE_CATEGORIES
@@ -628,6 +661,9 @@ CASES: list[AuditCase] = [
     *_honest_and_broken("bounds located in two stages (bounds.locate_bounds)", partial(bounds_runs, locate_bounds),
                         partial(bounds_runs, exact_upper_bound), (2_000, 20_000), "upper bound read exactly",
                         categorical=True),
+    *_honest_and_broken("identifier detection (discovery.detect_identifier)", partial(identifier_runs, detect_identifier),
+                        partial(identifier_runs, exact_distinct_identifier), (1_000, 10_000),
+                        "distinct count read exactly", categorical=True),
     *_honest_and_broken("exponential, replace-one (Curator.select_marginal)", partial(selection_runs, REPLACE),
                         partial(selection_runs, BROKEN_REPLACE), SELECTION_RUNS, SENSITIVITY, categorical=True,
                         honest_strong_only=True),

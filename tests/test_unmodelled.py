@@ -1,0 +1,143 @@
+"""Identifier and free-text columns: key shapes, fresh keys, detection under DP, drafted profiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synth
+from synth.curator import CountRelease
+from synth.discovery import detect_identifier, discover_columns
+from synth.errors import SchemaError
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
+from synth.profile import draft_profile, load_profile, profile_to_toml, save_profile
+from synth.progress import SILENT
+from synth.schema import Column, Kind, Schema
+from synth.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
+
+
+@pytest.mark.parametrize("text,template", [
+    ("N12345", "A99999"), ("ID0001", "AA9999"), ("12345", "99999"), ("ab-07", "aa-99"),
+    ("3f2a9c1e-11aa", "xxxxxxxx-xxxx"), ("a1B2", "XXXX"), ("two words", None), ("x" * 65, None), ("é1", None),
+])
+def test_a_key_template_keeps_the_shape_and_no_value(text, template):
+    assert key_template(text) == template
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("id", True), ("patient_id", True), ("PatientID", True), ("CustomerId", True), ("uuid", True),
+    ("Unnamed: 0", True), ("rownames", True), ("paid", False), ("kid", False), ("width", False), ("tailnum", False),
+])
+def test_key_like_names(name, expected):
+    assert looks_like_identifier(name) == expected
+
+
+def test_fresh_keys_have_the_template_shape_are_distinct_and_never_reuse_a_real_key():
+    rng = np.random.default_rng(0)
+    keys = UnmodelledColumn("k", "id", "A99999").generate(5000, rng)
+    assert keys.is_unique and keys.str.fullmatch(r"[A-Z][0-9]{5}").all()
+    digits = UnmodelledColumn("k", "id", "9999").generate(20_000, rng)
+    # every real key of this shape is below 10,000: the fresh ones start above every one of them
+    assert digits.tolist() == list(range(10_000, 30_000))
+    small = UnmodelledColumn("k", "id", "A9").generate(1000, rng)  # 260 keys: widened by leading digits
+    assert small.is_unique and small.str.fullmatch(r"[0-9]+[A-Z][0-9]").all()
+    assert UnmodelledColumn("k", "id").generate(3, rng).tolist() == [1, 2, 3]
+    text = UnmodelledColumn("c", "text").generate(4, rng)
+    assert text.isna().all() and len(text) == 4
+
+
+def test_unmodelled_columns_are_checked():
+    with pytest.raises(SchemaError, match="cannot have a template"):
+        UnmodelledColumn("c", "text", "A9")
+    with pytest.raises(SchemaError, match="no spaces"):
+        UnmodelledColumn("c", "id", "A 9")
+    with pytest.raises(SchemaError, match="left out of the model"):
+        Column("c", Kind.ID)
+
+
+def test_judge_unique_takes_ids_text_and_leaves_repeated_values():
+    assert judge_unique("c", 50, 100, {}, True, "public") is None
+    assert judge_unique("c", 95, 100, {"A99": 80, "A9": 15}, True, "public") == UnmodelledColumn("c", "id", "A99")
+    assert judge_unique("c", 95, 100, {"Aaa": 20}, True, "public").kind == "text"
+    assert judge_unique("n", 100, 100, {"99": 90, "999": 10}, False, "public").template == "999"
+
+
+def test_a_schema_keeps_unmodelled_columns_in_the_output_order_and_round_trips():
+    schema = Schema.ordered([UnmodelledColumn("key", "id", "A99"), Column("x", Kind.INTEGER, lower=0, upper=3, bins=4),
+                             UnmodelledColumn("note", "text")])
+    assert schema.names == ("x",) and schema.sizes == (5,)
+    assert schema.output_names == ("key", "x", "note")
+    assert Schema.from_dict(schema.to_dict()) == schema
+    out = schema.decode(np.array([[0], [3]]), np.random.default_rng(1))
+    assert list(out.columns) == ["key", "x", "note"] and out["note"].isna().all()
+    codes, report = schema.encode(pd.DataFrame({"key": ["Q12", "R40"], "x": [1, 2], "note": ["hi", "yo"]}))
+    assert codes.shape == (2, 1) and report.ignored_columns == ()
+
+
+def _counts(epsilon: float = 2.0, seed: int = 1) -> CountRelease:
+    return CountRelease(Accountant(Budget(epsilon, 1e-6), delta_reserve=5e-7), SeededNoise(seed), Neighbouring())
+
+
+def test_discovery_finds_an_identifier_and_free_text_and_spends_nothing_on_their_domains():
+    rng = np.random.default_rng(2)
+    rows = 3000
+    df = pd.DataFrame({
+        "customer": [f"C{i:05d}" for i in rng.permutation(rows)],
+        "comment": [f"{w} {i} text" for i, w in enumerate(rng.choice(["good", "bad service", "ok then"], rows))],
+        "city": rng.choice(["Oslo", "Lima", "Pune"], rows),
+        "record_id": rng.permutation(rows) + 1,
+        "amount": rng.permutation(rows),  # unique numbers under a name that is no key: a measurement
+    })
+    counts = _counts()
+    found = discover_columns(df, dict.fromkeys(df.columns), counts, 0.04, 5e-7, SILENT)
+    assert found.columns["customer"] == UnmodelledColumn("customer", "id", "A99999", "dp-estimated")
+    assert found.columns["comment"] == UnmodelledColumn("comment", "text", None, "dp-estimated")
+    assert found.columns["record_id"].kind == "id" and found.columns["record_id"].template == "9999"
+    assert found.columns["city"].categories == ("Lima", "Oslo", "Pune")
+    assert found.columns["amount"].kind == Kind.INTEGER
+    queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
+    assert "distinct(city)" in queries and "distinct(amount)" not in queries
+    assert not any(q in queries for q in ("categories(customer)", "categories(comment)", "bounds(record_id)"))
+    verdicts = {f.name: f.verdict for f in found.findings}
+    assert verdicts["comment"] == "rough" and verdicts["customer"] == "located"
+
+
+def test_a_column_of_repeated_values_is_never_taken_for_an_identifier():
+    # 3,000 cells, 1,500 values (two rows each): half as many values as cells, far below 90 %
+    series = pd.Series([f"v{i % 1500}" for i in range(3000)])
+    taken = 0
+    for seed in range(20):
+        column, _, left = detect_identifier("v", series, True, _counts(seed=seed), 0.05, 1e-7, 3000.0)
+        taken += column is not None
+        assert column is not None or left == pytest.approx(0.045)
+    assert taken == 0
+
+
+def test_run_writes_fresh_keys_and_an_empty_text_column(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = 6000
+    df = pd.DataFrame({"patient_id": np.arange(100_000, 100_000 + rows),
+                       "note": [f"seen on day {i} by {d}" for i, d in enumerate(rng.choice(["ann", "bo"], rows))],
+                       "ward": rng.choice(["A", "B", "C"], rows), "age": rng.integers(20, 80, rows)})
+    result = synth.run(df, tmp_path / "out", epsilon=2.0, delta=1e-9, seed=5, report_to=None)
+    out = result.synthetic
+    assert list(out.columns) == ["patient_id", "note", "ward", "age"]
+    assert out["patient_id"].is_unique and out["patient_id"].min() >= 1_000_000  # one digit more than any real key
+    assert out["note"].isna().all() and set(out["ward"]) <= {"A", "B", "C", "<OTHER>"}
+    assert result.description.privacy["kind_sources"]["patient_id"] == "dp-estimated"
+
+
+def test_a_drafted_profile_writes_ids_and_text_without_a_single_value(tmp_path):
+    rng = np.random.default_rng(4)
+    comments = [f"note {i} about {w}" for i, w in enumerate(rng.choice(["rain", "sun"], 200))]
+    keys = [f"K{i:04d}" for i in range(200)]
+    df = pd.DataFrame({"key": keys, "comment": comments, "colour": rng.choice(["red", "blue"], 200)})
+    profile = draft_profile(df)
+    text = profile_to_toml(profile)
+    assert not any(value in text for value in keys + comments)
+    assert profile.schema.output_names == ("key", "comment", "colour")
+    assert profile.schema.unmodelled == (UnmodelledColumn("key", "id", "A9999", "data-derived"),
+                                         UnmodelledColumn("comment", "text", None, "data-derived"))
+    assert load_profile(save_profile(profile, tmp_path / "p.toml")).schema == profile.schema
