@@ -9,8 +9,8 @@ owner's console only and must never be written into a release.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -26,7 +26,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.schema import DomainSource, EncodingReport, Kind, Schema
+from synth.schema import DEFAULT_OTHER_LABEL, Column, DomainSource, EncodingReport, Kind, Schema
+from synth.unmodelled import UnmodelledColumn
 
 DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery
 
@@ -70,7 +71,7 @@ def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profi
     """
     if not kinds:
         return {}
-    if profile.schema is not None:
+    if profile.lists_columns:
         raise ProfileError(
             "kinds= declares column kinds, but the profile lists [columns] with kinds of their own; give "
             "each kind in the profile's [columns.NAME] table instead."
@@ -91,22 +92,23 @@ def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profi
 
 
 def _columns_to_discover(df: pd.DataFrame, profile: Profile, declared: Mapping[str, Kind]) -> dict[str, Kind | None]:
-    """Columns whose domain the profile does not give (all without one), with their public kinds.
+    """Columns whose domain is to be estimated under DP, with their public kinds: the profile's
+    columns to estimate (kinds declared there), or every column of the data when it lists none.
 
-    A kind is public only when the data owner declared it (``declared``); every other column's
-    kind is None and is decided under DP during discovery. A column's dtype is never taken as its
-    kind: pandas (or whoever wrote a Parquet file) inferred it from the private cells, so one
-    person's blank or odd cell could flip it.
+    Without profile columns a kind is public only when the data owner declared it (``declared``);
+    every other column's kind is None and is decided under DP during discovery. A column's dtype
+    is never taken as its kind: pandas (or whoever wrote a Parquet file) inferred it from the
+    private cells, so one person's blank or odd cell could flip it.
     """
-    if profile.schema is None:
+    if not profile.lists_columns:
         return {name: declared.get(name) for name in df.columns}
-    missing = [name for name in profile.schema.names if name not in df.columns]
+    missing = [name for name in profile.column_names if name not in df.columns]
     if missing:
         raise DataError(
             f"the profile names column(s) {missing} that the data lacks (its columns: "
             f"{list(df.columns)}). Fix the names in the profile or pass the right file."
         )
-    return {}
+    return {name: kind for name, kind in profile.to_estimate.items()}
 
 
 def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dict[str, str]:
@@ -121,10 +123,11 @@ def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dic
     return sources
 
 
-def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str]) -> None:
+def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], others: bool = False) -> None:
     """The health check after discovery, before anything else is spent: DiscoveryError when a
     column was lost (its values exist but no domain cleared the noise), unless rough domains are
-    accepted, in which case lost columns are left out of the release. Notes name the rough ones
+    accepted, in which case lost columns are left out of the release (refused still when none
+    was found and there are no ``others``: columns whose domain is given). Notes name the rough ones
     and end with a one-line verdict. Findings hold noisy facts only."""
     if discovery.lost and not accept_rough:
         raise DiscoveryError(
@@ -134,7 +137,7 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str]) 
             "\"public\"), spend more (--epsilon, or discovery_share in the profile), or pass "
             "--accept-rough-domains (accept_rough_domains = true in [release]) to release without them."
         )
-    if len(discovery.lost) == len(discovery.findings):
+    if len(discovery.lost) == len(discovery.findings) and not others:
         raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}")
     for finding in discovery.findings:
         if finding.verdict == "rough":
@@ -161,10 +164,31 @@ def _check_domain_sources(schema: Schema, profile: Profile) -> None:
         raise ProfileError(
             f"the domains of column(s) {derived} are marked data-derived: they were read from the "
             "private data, so releasing them is not differentially private. Replace them with public "
-            "knowledge and set source = \"public\", delete them to have them estimated under DP, or "
-            "set accept_data_derived_domains = true in [release] to release anyway (the release "
-            "will then say it is not end-to-end DP)."
+            "knowledge and set source = \"public\", or replace each one's domain keys (and any complete "
+            "or missing) with source = \"dp-estimated\", keeping its kind, to have the domain estimated "
+            "under DP, or set accept_data_derived_domains = true in [release] to release anyway (the "
+            "release will then say it is not end-to-end DP)."
         )
+
+
+def _release_schema(profile: Profile, discovered: Mapping[str, Column | UnmodelledColumn], order: Sequence[str]) -> Schema:
+    """The profile's columns with a given domain and the ``discovered`` ones (lost ones are left
+    out), in ``order``. A discovered category spelled like the profile's other label is dropped:
+    its cells are written back as that label anyway (discovery does the same for the default)."""
+    given = {c.name: c for c in profile.schema.output_columns} if profile.schema is not None else {}
+    other_label = profile.schema.other_label if profile.schema is not None else DEFAULT_OTHER_LABEL
+    columns = {**given, **{name: _leave_to_other(c, other_label) for name, c in discovered.items()}}
+    return Schema.ordered([columns[n] for n in order if n in columns], profile.missing_markers, other_label)
+
+
+def _leave_to_other(column: Column | UnmodelledColumn, other_label: str) -> Column | UnmodelledColumn:
+    """``column`` without a category spelled ``other_label``, unless that is its only one (the
+    Schema then refuses it, saying to choose another label)."""
+    categories = getattr(column, "categories", None) or ()
+    kept = tuple(c for c in categories if c != other_label)
+    if not kept or len(kept) == len(categories):
+        return column
+    return replace(column, categories=kept)
 
 
 def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT,
@@ -184,7 +208,7 @@ def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT,
         _check_domain_sources(profile.schema, profile)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     counts = CountRelease(accountant, noise_source(profile.seed), neighbouring)
-    engine.check(tuple(to_discover) if to_discover else profile.schema.names, counts.budget_unit)
+    engine.check(profile.column_names or tuple(to_discover), counts.budget_unit)
     try:
         return _measure(df, profile, engine, counts, to_discover, discovery_delta, progress)
     except SynthError as error:
@@ -204,9 +228,8 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
         budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
         discovery = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
                                      profile.missing_markers, notes)
-        check_discovery(discovery, profile.accept_rough_domains, notes)
-        schema = Schema.ordered([discovery.columns[n] for n in to_discover if n in discovery.columns],
-                                missing_markers=profile.missing_markers)
+        check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
+        schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
         if not schema.columns:
             raise DiscoveryError(f"every column left is an identifier or free text, so there is nothing to model:\n"
                                  f"{discovery.table()}\nDeclare the kinds of the columns to model in a profile.")
@@ -214,6 +237,9 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:
         schema = profile.schema
+        if not schema.columns:
+            raise ProfileError("every column of the profile is an id or text column, so there is nothing to model; "
+                               "list at least one column of another kind.")
     codes, report = schema.encode(df)
     curator = Curator(codes, Domain(schema.names, schema.sizes), counts)
     if isinstance(engine, SchemaAware):

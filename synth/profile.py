@@ -1,7 +1,7 @@
 """Release profiles: the schema, public domains, budget and engine of one release, as a TOML file.
 
 A profile says what a release may spend and what is publicly known about the columns. Format
-(every key but ``epsilon`` is optional; column order in the file is the schema order)::
+(every key but ``epsilon`` is optional; column order in the file is the release's order)::
 
     [release]
     epsilon = 1.0                        # privacy budget: a number > 0
@@ -14,7 +14,7 @@ A profile says what a release may spend and what is publicly known about the col
     missing_markers = ["", "<NULL>"]     # cells read as missing (blank cells always are)
     other_label = "<OTHER>"              # how values outside a category list are written back
     accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
-    discovery_share = 0.1                # share of epsilon spent estimating domains when no [columns]
+    discovery_share = 0.1                # share of epsilon spent estimating domains (when any are)
     accept_rough_domains = false         # true: release even when a column's domain was not found
                                          # under DP (lost columns are then left out, with a note)
     accounting = "zcdp"                  # pure | approx | zcdp (default: pure if delta = 0, else zcdp)
@@ -42,6 +42,10 @@ A profile says what a release may spend and what is publicly known about the col
     complete = true                      # the list holds every value: no OTHER code
     missing = false                      # no cell is missing: no MISSING code (any kind)
 
+    [columns.income]                     # public kind, domain estimated under DP (no domain keys)
+    kind = "integer"
+    source = "dp-estimated"
+
 A numeric or datetime column has either ``bins`` (equal-width) or ``cuts``: its inner bin edges,
 strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; ``bins`` given
 alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
@@ -55,8 +59,12 @@ cell) is written by a fixed per-cell rule (see ``synth.schema``) and counted on 
 ``delta`` is the probability that the guarantee fails outright, so it must be far below 1/rows;
 above ``MAX_DELTA`` (1e-4) a profile is refused unless it sets ``accept_large_delta = true``.
 
-Without a ``[columns]`` table the profile has no schema: every domain is then estimated under DP
-with ``discovery_share`` of the budget.
+A column with ``source = "dp-estimated"``, a kind and no domain keys (categories, lower, upper,
+bins, cuts) keeps that kind as public and has its domain estimated under DP when the data is
+described, with ``discovery_share`` of the budget; it takes no ``complete`` or ``missing`` (it keeps
+its OTHER and missing codes). With its domain written out, ``dp-estimated`` only records that an earlier release
+found that domain under DP. Without a ``[columns]`` table every column of the data is released,
+its kind and domain estimated under DP.
 
 ``draft_profile`` writes a starting point from the data itself. Its domains are marked
 ``data-derived``: they were read from private rows, and the saved file says so in comments.
@@ -84,12 +92,12 @@ import tomli_w
 from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
-from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 from synth.schema import (
     DEFAULT_OTHER_LABEL,
     FIRST_SECOND,
     LAST_SECOND,
     MAX_EXACT_INTEGER,
+    UNMODELLED_KINDS,
     Column,
     DomainSource,
     Kind,
@@ -100,6 +108,7 @@ from synth.schema import (
     parse_values,
     text_counts,
 )
+from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
@@ -110,6 +119,7 @@ RELEASE_KEYS = (
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
 COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source")
+DOMAIN_KEYS = ("categories", "lower", "upper", "bins", "cuts")
 DRAFT_MAX_CATEGORIES = 1000
 DRAFT_BINS = 32
 DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
@@ -127,8 +137,9 @@ _DRAFT_HEADER = """\
 # one person. Before a release, for each such column either
 #   * replace the domain with public knowledge (published code lists, legal or physical ranges)
 #     and set source = "public", or
-#   * delete the whole [columns] section to have every domain estimated under DP (this spends
-#     discovery_share of the budget), or
+#   * replace its domain (categories, lower, upper, bins or cuts, and any complete or missing)
+#     with source = "dp-estimated", keeping kind, to have the domain estimated under DP (this
+#     spends discovery_share of the budget), or
 #   * knowingly set accept_data_derived_domains = true in [release]: the release will then state
 #     that it is not end-to-end differentially private.
 # Check each column's kind as well. Integer bins must not exceed the integers in [lower, upper].
@@ -177,7 +188,14 @@ def _is_int(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Profile:
-    """One release: its schema (None: domains estimated under DP), budget, engine and settings.
+    """One release: its columns, budget, engine and settings.
+
+    ``schema`` holds the columns whose domain is given (None: there are none); ``to_estimate``
+    the columns whose kind is given and whose domain is estimated under DP (name -> kind, not
+    boolean: its domain is fixed). ``column_order`` names every listed column in the release's
+    order; it is empty when no column is estimated (the schema's order) and, when left empty,
+    filled in as the schema's columns then those to estimate. A profile listing no column at
+    all releases every column of the data, kinds and domains estimated under DP.
 
     Invalid epsilon/delta (and delta above ``MAX_DELTA`` without ``accept_large_delta``) raise
     BudgetError; other invalid settings ProfileError.
@@ -200,6 +218,8 @@ class Profile:
     missing_markers: tuple[str, ...] | None = None
     accounting: str | None = None
     composition: str = "basic"
+    to_estimate: dict[str, Kind] = field(default_factory=dict)
+    column_order: tuple[str, ...] = ()
     path: str | None = None
 
     def __post_init__(self) -> None:
@@ -240,6 +260,8 @@ class Profile:
             raise ProfileError(f"discovery_share must be a number strictly between 0 and 1; got {share!r}.")
         set_(self, "discovery_share", float(share))
         set_(self, "missing_markers", self._checked_markers())
+        set_(self, "to_estimate", self._checked_to_estimate())
+        set_(self, "column_order", self._checked_order())
         if self.path is not None:
             set_(self, "path", os.fspath(self.path))
 
@@ -255,6 +277,56 @@ class Profile:
                 "the profile's missing_markers differ from its schema's; give them once, in [release]."
             )
         return markers
+
+    def _checked_to_estimate(self) -> dict[str, Kind]:
+        if not isinstance(self.to_estimate, Mapping):
+            raise ProfileError("to_estimate must map column names to their kinds.")
+        checked: dict[str, Kind] = {}
+        for name, kind in self.to_estimate.items():
+            if not isinstance(name, str) or not name:
+                raise ProfileError("every column to estimate needs a non-empty name (a string).")
+            try:
+                checked[name] = Kind(kind)
+            except ValueError:
+                raise ProfileError(
+                    f"column {name!r}: kind is {kind!r}; it must be one of {', '.join(k.value for k in Kind)}."
+                ) from None
+            if checked[name] == Kind.BOOLEAN:
+                raise ProfileError(
+                    f"column {name!r} is boolean: its domain (false/true) is fixed, so there is nothing to "
+                    "estimate; give it as a column of the schema."
+                )
+        doubled = sorted(set(checked) & set(self.schema.output_names if self.schema is not None else ()))
+        if doubled:
+            raise ProfileError(f"column(s) {doubled} are listed both with a domain and to be estimated; list each once.")
+        return checked
+
+    def _checked_order(self) -> tuple[str, ...]:
+        order = self.column_order
+        if isinstance(order, str) or not all(isinstance(name, str) for name in order):
+            raise ProfileError("column_order must be a list of column names.")
+        listed = (*(self.schema.output_names if self.schema is not None else ()), *self.to_estimate)
+        order = tuple(order) or listed
+        if sorted(order) != sorted(listed):
+            raise ProfileError(
+                "column_order must name each listed column once: those with a domain and those to estimate."
+            )
+        if self.to_estimate:
+            return order
+        if order != listed:
+            raise ProfileError("with no column to estimate the release keeps the schema's order; leave column_order out.")
+        return ()
+
+    @property
+    def lists_columns(self) -> bool:
+        """Whether the profile lists columns (with a domain or to estimate); if not, every column
+        of the data is released, its kind and domain estimated under DP."""
+        return self.schema is not None or bool(self.to_estimate)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Every column the profile lists, in the release's order (empty when it lists none)."""
+        return self.column_order or (self.schema.output_names if self.schema is not None else ())
 
     @property
     def engine_name(self) -> str:
@@ -299,7 +371,36 @@ def _reject_unknown(table: Mapping[str, Any], allowed: Sequence[str], where: str
         )
 
 
-def _column_from_toml(name: str, table: Any) -> Column | UnmodelledColumn:
+def _estimated_kind(where: str, entry: Mapping[str, Any]) -> Kind | None:
+    """The kind of a column whose domain is to be estimated under DP (``source = "dp-estimated"``,
+    no domain keys, not boolean), or None for a column given in full."""
+    if entry.get("source") != DomainSource.DP_ESTIMATED.value or any(k in entry for k in DOMAIN_KEYS):
+        return None
+    if "kind" not in entry:
+        raise ProfileError(
+            f"{where} needs a kind: one of {', '.join(k.value for k in Kind)}. With source = \"dp-estimated\" "
+            "and no domain, the kind is public and only the domain is estimated under DP."
+        )
+    try:
+        kind = Kind(entry["kind"])
+    except ValueError:
+        raise ProfileError(
+            f"{where}: kind is {entry['kind']!r}; it must be one of {', '.join(k.value for k in Kind)}."
+        ) from None
+    if kind == Kind.BOOLEAN or kind in UNMODELLED_KINDS:  # nothing to estimate: a full column
+        return None
+    closed = [k for k in ("complete", "missing") if k in entry]
+    if closed:
+        raise ProfileError(
+            f"{where} has {' and '.join(closed)}, but its domain is estimated under DP (source = "
+            "\"dp-estimated\" with no categories or bounds): its codes are those found under DP, which "
+            f"keep an OTHER and a missing code. Remove {' and '.join(closed)}, or give the full domain."
+        )
+    return kind
+
+
+def _column_from_toml(name: str, table: Any) -> Column | UnmodelledColumn | Kind:
+    """The column of a [columns.NAME] table, or only its kind when its domain is to be estimated."""
     where = f"[columns.{name}]"
     entry = _table(table, where)
     _reject_unknown(entry, COLUMN_KEYS, where)
@@ -307,6 +408,9 @@ def _column_from_toml(name: str, table: Any) -> Column | UnmodelledColumn:
                        ("complete", bool), ("missing", bool), ("template", str)):
         if key in entry and not isinstance(entry[key], kinds):
             raise ProfileError(f"{where}: {key} has the wrong type ({type(entry[key]).__name__}).")
+    kind = _estimated_kind(where, entry)
+    if kind is not None:
+        return kind
     try:
         return column_from_dict({"name": name, **entry})
     except SchemaError as exc:
@@ -327,14 +431,14 @@ def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
         raise ProfileError("[release]: missing_markers must be a list of strings, e.g. [\"\", \"NA\"].")
     other_label = settings.pop("other_label", DEFAULT_OTHER_LABEL)
     columns = _table(data.get("columns", {}), "[columns]")
-    if not columns and "other_label" in release:
-        raise ProfileError("other_label only applies to listed [columns]; remove it or add columns.")
-    schema = None
-    if columns:
-        parsed = tuple(_column_from_toml(str(n), t) for n, t in columns.items())
-        schema = Schema.ordered(parsed, tuple(markers), other_label)
+    parsed = {str(n): _column_from_toml(str(n), t) for n, t in columns.items()}
+    given = [c for c in parsed.values() if not isinstance(c, Kind)]
+    if not given and "other_label" in release:
+        raise ProfileError("other_label only applies to [columns] with a given domain; remove it or add such columns.")
     return Profile(
-        schema=schema,
+        schema=Schema.ordered(given, tuple(markers), other_label) if given else None,
+        to_estimate={n: k for n, k in parsed.items() if isinstance(k, Kind)},
+        column_order=tuple(parsed),
         engine_options=_table(data.get("engine_options", {}), "[engine_options]"),
         missing_markers=tuple(markers),
         path=path,
@@ -394,7 +498,7 @@ def _column_comments(column: Column | UnmodelledColumn) -> list[str]:
 
 
 def profile_to_toml(profile: Profile) -> str:
-    """The profile as TOML text, with comments on data-derived domains."""
+    """The profile as TOML text, columns in the release's order, with comments on data-derived domains."""
     schema = profile.schema
     parts: list[str] = []
     if schema is not None and any(c.source == DomainSource.DATA_DERIVED for c in schema.output_columns):
@@ -421,9 +525,15 @@ def profile_to_toml(profile: Profile) -> str:
     parts.append(tomli_w.dumps({"release": release}))
     if profile.engine_options:
         parts.append(tomli_w.dumps({"engine_options": profile.engine_options}))
-    for column in schema.output_columns if schema is not None else ():
-        table = {k: v for k, v in column.to_dict().items() if k != "name"}
-        parts.append("\n".join([*_column_comments(column), tomli_w.dumps({"columns": {column.name: table}})]))
+    for name in profile.column_names:
+        comments: list[str] = []
+        if name in profile.to_estimate:
+            table = {"kind": profile.to_estimate[name].value, "source": DomainSource.DP_ESTIMATED.value}
+        else:
+            assert schema is not None
+            column = next(c for c in schema.output_columns if c.name == name)
+            comments, table = _column_comments(column), {k: v for k, v in column.to_dict().items() if k != "name"}
+        parts.append("\n".join([*comments, tomli_w.dumps({"columns": {name: table}})]))
     return "\n".join(parts)
 
 

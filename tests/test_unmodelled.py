@@ -141,3 +141,12 @@ def test_a_drafted_profile_writes_ids_and_text_without_a_single_value(tmp_path):
     assert profile.schema.unmodelled == (UnmodelledColumn("key", "id", "A9999", "data-derived"),
                                          UnmodelledColumn("comment", "text", None, "data-derived"))
     assert load_profile(save_profile(profile, tmp_path / "p.toml")).schema == profile.schema
+
+
+def test_a_profile_of_only_id_and_text_columns_is_refused_before_spending():
+    from synth.errors import ProfileError
+    from synth.profile import Profile
+    profile = Profile(schema=Schema.ordered([UnmodelledColumn("k", "id"), UnmodelledColumn("t", "text")]),
+                      epsilon=1.0, delta=1e-9, engine="independent")
+    with pytest.raises(ProfileError, match="nothing to model"):
+        synth.describe(pd.DataFrame({"k": [1, 2], "t": ["a", "b"]}), profile)

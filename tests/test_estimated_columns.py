@@ -1,0 +1,157 @@
+"""Profile columns with a public kind and a domain estimated under DP (``source = "dp-estimated"``
+with no domain keys): parsed, saved, and released beside the columns whose domain is given."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synth
+from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, ProfileError
+from synth.privacy import Accountant
+from synth.profile import Profile, draft_profile, load_profile, profile_from_dict, profile_to_toml, save_profile
+from synth.schema import Column, DomainSource, Kind, Schema
+
+SEX = """
+[columns.sex]
+kind = "categorical"
+categories = ["F", "M"]
+"""
+AGE = """
+[columns.age]
+kind = "integer"
+source = "dp-estimated"
+"""
+RELEASE = "[release]\nepsilon = 2.0\ndelta = 1e-9\n"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "profile.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def people(rows: int, seed: int = 0) -> pd.DataFrame:
+    """A public-domain column ``sex``, an ``age`` uniform on 20..70, and a column no profile lists."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"sex": rng.choice(["F", "M"], rows), "age": rng.integers(20, 71, rows),
+                         "extra": rng.normal(size=rows)})
+
+
+SEX_SCHEMA = Schema((Column("sex", Kind.CATEGORICAL, categories=("F", "M")),))
+
+
+# --- the profile ---------------------------------------------------------------------------------
+
+def test_an_estimated_column_loads_beside_given_ones_and_round_trips(tmp_path):
+    hours = '\n[columns.hours]\nkind = "integer"\nlower = 0\nupper = 99\nbins = 10\nsource = "dp-estimated"\n'
+    profile = load_profile(write(tmp_path, RELEASE + AGE + SEX + hours))
+    assert profile.schema.names == ("sex", "hours") and profile.to_estimate == {"age": Kind.INTEGER}
+    assert profile.column_names == ("age", "sex", "hours") and profile.lists_columns
+    assert profile.schema.column("hours").source == DomainSource.DP_ESTIMATED  # a full domain: as before
+    text = profile_to_toml(profile)
+    assert list(tomllib.loads(text)["columns"]) == ["age", "sex", "hours"]
+    assert tomllib.loads(text)["columns"]["age"] == {"kind": "integer", "source": "dp-estimated"}
+    again = load_profile(save_profile(profile, tmp_path / "copy.toml"))
+    assert replace(again, path=None) == replace(profile, path=None)
+    assert profile.with_overrides(epsilon=3.0).column_names == ("age", "sex", "hours")
+    with pytest.raises(ProfileError, match=r"\[columns\.age\].*needs upper"):  # part of a domain: all of it
+        load_profile(write(tmp_path, RELEASE + AGE + "lower = 0\n"))
+    with pytest.raises(ProfileError, match=r"\[columns\.age\].*needs lower"):  # other sources: a domain
+        load_profile(write(tmp_path, RELEASE + AGE.replace("dp-estimated", "public")))
+
+
+def test_a_profile_of_estimated_columns_only_has_no_schema():
+    profile = profile_from_dict(tomllib.loads(RELEASE + AGE))
+    assert profile.schema is None and profile.lists_columns and profile.column_names == ("age",)
+    assert not Profile(schema=None, epsilon=1.0).lists_columns
+
+
+@pytest.mark.parametrize("line, key", [("complete = true", "complete"), ("missing = false", "missing")])
+def test_complete_or_missing_on_an_estimated_column_is_refused(tmp_path, line, key):
+    with pytest.raises(ProfileError, match=rf"\[columns\.age\] has {key}.*estimated under DP"):
+        load_profile(write(tmp_path, RELEASE + AGE + line + "\n"))
+
+
+def test_a_profiles_columns_to_estimate_are_checked():
+    assert Profile(schema=None, epsilon=1.0, to_estimate={"age": "integer"}).to_estimate == {"age": Kind.INTEGER}
+    with pytest.raises(ProfileError, match=r"\['sex'\] are listed both"):
+        Profile(schema=SEX_SCHEMA, epsilon=1.0, to_estimate={"sex": "categorical"})
+    with pytest.raises(ProfileError, match="'number'"):
+        Profile(schema=None, epsilon=1.0, to_estimate={"age": "number"})
+    with pytest.raises(ProfileError, match="boolean"):
+        Profile(schema=None, epsilon=1.0, to_estimate={"member": "boolean"})
+    with pytest.raises(ProfileError, match="column_order"):
+        Profile(schema=SEX_SCHEMA, epsilon=1.0, to_estimate={"age": "integer"}, column_order=("age",))
+
+
+# --- describing ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, names", [(AGE + SEX, ["age", "sex"]), (SEX + AGE, ["sex", "age"])])
+def test_an_estimated_column_is_released_in_file_order_with_its_declared_kind(text, names):
+    profile = profile_from_dict(tomllib.loads(RELEASE + text))
+    d = synth.describe(people(4000), profile, seed=5, report_to=None)
+    assert list(d.schema.names) == names  # extra is not in the profile: not released
+    age = d.schema.column("age")
+    assert age.kind == Kind.INTEGER and age.source == DomainSource.DP_ESTIMATED
+    assert 0 <= age.lower < age.upper <= 128
+    assert d.schema.column("sex") == SEX_SCHEMA.column("sex")
+    assert d.privacy["kind_sources"] == {"age": "public", "sex": "public"}
+    assert d.privacy["discovery_share"] == 0.1 and d.privacy["domain_verdicts"] == {"age": "located"}
+    queries = [e.query for e in d.ledger]
+    assert any(q.startswith("bounds(age)") for q in queries)
+    assert not any(q.startswith("kind(") for q in queries)  # declared, not voted
+    assert d.end_to_end_dp
+
+
+def test_a_declared_categorical_column_has_its_categories_found_with_delta(monkeypatch):
+    rng = np.random.default_rng(1)
+    df = people(4000).assign(city=rng.choice(["Oslo", "Bergen", "Other"], 4000))
+    profile = Profile(schema=replace(SEX_SCHEMA, other_label="Other"), epsilon=2.0, delta=1e-9, seed=2,
+                      to_estimate={"city": "categorical"})
+    d = synth.describe(df, profile, report_to=None)
+    # "Other" is written back as the other label anyway: it is left out of the categories found
+    assert d.schema.names == ("sex", "city") and d.schema.column("city").categories == ("Bergen", "Oslo")
+    assert [e.cost.delta > 0 for e in d.ledger if e.query.startswith("categories(city)")] == [True]
+    charged = []
+    monkeypatch.setattr(Accountant, "charge", lambda self, *a, **k: charged.append(a))
+    with pytest.raises(BudgetError, match="delta > 0"):
+        synth.describe(df, replace(profile, delta=0.0), report_to=None)
+    assert charged == []
+
+
+def test_a_lost_estimated_column_is_refused_unless_rough_domains_are_accepted():
+    profile = Profile(schema=SEX_SCHEMA, epsilon=0.1, delta=1e-9, seed=1, to_estimate={"age": "integer"})
+    with pytest.raises(DiscoveryError, match="age"):
+        synth.describe(people(30), profile, report_to=None)
+    d = synth.describe(people(30), profile, accept_rough_domains=True, report_to=None)
+    assert d.schema.names == ("sex",) and d.privacy["domain_verdicts"] == {"age": "lost"}
+
+
+def test_checks_before_spending_see_every_listed_column(monkeypatch):
+    charged = []
+    monkeypatch.setattr(Accountant, "charge", lambda self, *a, **k: charged.append(a))
+    alone = Profile(schema=None, epsilon=1.0, delta=1e-9, engine="mst", to_estimate={"age": "integer"})
+    with pytest.raises(EngineError, match="at least two columns"):
+        synth.describe(people(100), alone, report_to=None)
+    absent = Profile(schema=SEX_SCHEMA, epsilon=1.0, to_estimate={"height": "float"})
+    with pytest.raises(DataError, match=r"\['height'\]"):
+        synth.describe(people(100), absent, report_to=None)
+    with pytest.raises(ProfileError, match="kinds="):
+        synth.describe(people(100), alone, kinds={"age": "integer"}, report_to=None)
+    assert charged == []
+
+
+def test_the_refusal_of_data_derived_domains_points_to_dp_estimation():
+    df = people(200)
+    drafted = draft_profile(df)
+    with pytest.raises(ProfileError, match="data-derived") as caught:
+        synth.describe(df, replace(drafted, engine="independent"), report_to=None)
+    assert 'source = "dp-estimated"' in str(caught.value) and "delete" not in str(caught.value)
+    header = profile_to_toml(drafted)
+    assert 'source = "dp-estimated"' in header and "delete" not in header
