@@ -37,7 +37,8 @@ Per-column verdicts (read from the release's domain, description.json ``schema.c
 synthetic.csv):
 
 * **lost** — the column is not in the release (a zero-config or independent run; a column the
-  reviewed profile leaves out is **dropped**, not lost), or fewer than 10 % as many synthetic
+  reviewed profile leaves out, or that synth itself found to be an identifier or free text and
+  left out of the model, is **dropped**, not lost), or fewer than 10 % as many synthetic
   cells as original ones hold a real value (the rest are missing, ``<OTHER>``, a placeholder such
   as ``<none found>``, or text in a numeric column), or the domain holds less than half of the
   original's non-missing values (below);
@@ -128,6 +129,7 @@ LOST_SHARE = 0.5
 LOST_VALID = 0.1
 LARGE_TABLE = 5_000
 TVD_RATIO_TARGET = 1.5
+UNMODELLED = ("id", "text")  # kinds synth leaves out of the model (identifiers, free text)
 PLACEHOLDERS = frozenset({"<none found>"})
 BOOLEAN_WORDS = {"true": "true", "yes": "true", "false": "false", "no": "false"}
 SEEDED_WARNING = "warning: this release was made with a seed"
@@ -504,6 +506,9 @@ def column_verdict(coder: Coder, original: pd.Series, synthetic: pd.Series | Non
     """located / rough / lost / dropped, with the criteria of the module docstring."""
     if domain is None or synthetic is None:
         return Verdict(coder.name, "dropped" if dropped_ok else "lost", "not in the release")
+    if domain["kind"] in UNMODELLED:  # found as an identifier or free text: left out of the model on purpose
+        keys = f"fresh keys shaped {domain['template']}" if domain.get("template") else "fresh keys 1, 2, ..."
+        return Verdict(coder.name, "dropped", f"{domain['kind']}: " + (keys if domain["kind"] == "id" else "written empty"))
     present = float((~blank(original)).mean())
     valid = valid_share(coder, synthetic, other_label)
     fit = domain_fit(coder, original, domain)
