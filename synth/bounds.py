@@ -7,7 +7,8 @@ those:
 1. **coarse**: a noisy histogram over a fixed public grid (octaves of magnitude for numbers, one
    bucket per calendar year for dates) locates the range: the outermost runs of buckets whose
    noisy count clears a threshold set from the noise alone (``detect_range``), so a lone outlier
-   does not move it;
+   does not move it, then grown over neighbour buckets that show mass next to it (``widen_range``:
+   a thin tail beside the bulk is kept);
 2. **fine**: a noisy histogram over ``FINE_BUCKETS`` equal-width buckets inside that range (whole
    numbers for integers, whole days for dates) locates the bounds again, finer than an octave or
    a year: a 16-year span gets its 16 years, not 1024–2047. Runs of up to 64 buckets are tested,
@@ -32,7 +33,7 @@ import numpy as np
 
 from synth.curator import CountRelease, NoisyCounts
 from synth.privacy import split_budget
-from synth.schema import Column, DomainSource, Kind, datetime_to_seconds
+from synth.schema import Column, DomainSource, Kind, datetime_to_seconds, seconds_to_iso
 
 FINE_BUCKETS = 256
 COARSE_WINDOWS = (1, 2, 4)  # runs of buckets tested for mass in the coarse histogram
@@ -44,6 +45,9 @@ FALSE_ALARM = 0.01  # chance that pure noise makes a histogram look occupied som
 DAY = 86_400  # seconds
 WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass check is looser
 KEEP_ALARM = 0.1  # its chance that noise alone keeps a bound at the coarse edge
+MIN_COVERAGE = 0.5  # a range holding less of the column's noisy cell count is lost
+WIDEN_STEPS = 8  # coarse buckets a detected range may grow by on each side (``widen_range``)
+WIDEN_REACH = 4  # coarse buckets next to the range whose mass the widening test sums
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
@@ -80,6 +84,27 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
         return None
     occupied = np.nonzero(found)[0]
     return int(occupied[0]), int(occupied[-1])
+
+
+def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int]) -> tuple[int, int]:
+    """``found`` grown bucket by bucket (at most ``WIDEN_STEPS`` a side) while the buckets next
+    to it (the first 1, 2 or 4, up to ``WIDEN_REACH``) show mass (``_shows_mass``, at
+    ``FALSE_ALARM``). ``detect_range`` guards against noise anywhere on the grid, so a neighbour
+    octave holding a third of a small table's rows can fail it; tested right next to a range
+    already found, the same mass clears a test of three sums only. The fine stage may still trim
+    a bucket added here when it shows no mass."""
+    first, last = found
+    for _ in range(WIDEN_STEPS):
+        if first > 0 and _shows_mass(noisy[max(first - WIDEN_REACH, 0):first][::-1], std):
+            first -= 1
+        else:
+            break
+    for _ in range(WIDEN_STEPS):
+        if last < noisy.size - 1 and _shows_mass(noisy[last + 1:last + 1 + WIDEN_REACH], std):
+            last += 1
+        else:
+            break
+    return first, last
 
 
 def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -170,15 +195,24 @@ def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts,
     return float(coarse_part.sum()) - float(fine_part.sum()) > z * spread
 
 
+def _number_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def _integer_range(lower: float, upper: float) -> tuple[float, float]:
     """The whole numbers inside [lower, upper) (at least two of them)."""
     low = float(math.ceil(lower))
     return low, float(max(math.ceil(upper) - 1, low + 1))
 
 
-def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float) -> LocatedBounds:
+def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float,
+                  cells: float | None = None) -> LocatedBounds:
     """Bounds and bins of a numeric or datetime column from ``values`` (its readable cells, as
-    floats; datetimes in seconds), spending ``budget`` on two noisy histograms."""
+    floats; datetimes in seconds), spending ``budget`` on two noisy histograms.
+
+    ``cells`` is the kind vote's noisy count of the column's cells, when it was voted: a coarse
+    range whose noisy mass holds less than ``MIN_COVERAGE`` of it is lost (most values would be
+    clipped into its end bins), and said so."""
     coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
     values = values[np.isfinite(values)]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
@@ -190,7 +224,15 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         need = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(COARSE_WINDOWS) * coarse.values.size)) * coarse.std
         return LocatedBounds(None, "lost", f"no range of values stood clear of the noise over {grid}: a range "
                              f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
+    detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found)
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
+    held = float(np.maximum(coarse.values[found[0]:found[1] + 1], 0).sum())
+    if cells is not None and cells > 0 and held < MIN_COVERAGE * cells:
+        text = seconds_to_iso if kind == Kind.DATETIME else _number_text
+        return LocatedBounds(None, "lost", (
+            f"the range that stood clear of the noise, [{text(lower)}, {text(upper)}), holds about {held / cells:.0%} "
+            f"of its values (noisy); the rest are spread too thinly for this budget. Give lower and upper in a "
+            "profile, or spend more (--epsilon, discovery_share)."))
     if kind == Kind.INTEGER:
         lower, upper = _integer_range(lower, upper)
     edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
@@ -202,7 +244,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         located = None  # the fine range does not hold what the coarse one did: refine nothing
     # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
     # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
-    first_end, last_start = float(coarse_edges[found[0] + 1]), float(coarse_edges[found[1]])
+    first_end, last_start = float(coarse_edges[detected[0] + 1]), float(coarse_edges[detected[1]])
     refined = []
     if located is not None:
         low, high = float(edges[located[0]]), float(edges[located[1] + 1])

@@ -68,7 +68,7 @@ VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
 DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0,
                   Kind.ID: 0.0, Kind.TEXT: 0.0}
-ID_DETECTION_SHARE = 0.1  # of a candidate column's domain budget, for its noisy distinct count
+ID_DETECTION_SHARE = 0.2  # of a candidate column's domain budget, for its noisy distinct count
 ALLOCATION = {"kind vote": VOTE_WEIGHT, "undecided domain": UNDECIDED_WEIGHT,
               **{f"{kind.value} domain": weight for kind, weight in DOMAIN_WEIGHTS.items()}}
 
@@ -349,7 +349,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                                                   missing_markers, vote.cells)
         else:
             values, _ = parse_values(df[name], kind, missing_markers)
-            located = locate_bounds(name, values, kind, counts, left)
+            located = locate_bounds(name, values, kind, counts, left, vote.cells)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
             columns[name] = replace(column, missing=vote.missing)

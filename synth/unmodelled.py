@@ -30,7 +30,7 @@ import pandas as pd
 from synth.errors import SchemaError
 
 ID_KIND, TEXT_KIND = "id", "text"
-UNIQUE_SHARE = 0.9  # distinct values per present cell from which a column counts as unique per row
+UNIQUE_SHARE = 0.8  # distinct values per present cell from which a column counts as (nearly) unique per row
 TEMPLATE_SHARE = 0.5  # a key shape must hold this share of the cells to shape the fresh keys
 MAX_TEMPLATE = 64  # longer texts are not keys
 SPARE_SPACE = 100  # a random-key template must hold this many keys per row

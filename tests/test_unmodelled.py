@@ -105,13 +105,13 @@ def test_discovery_finds_an_identifier_and_free_text_and_spends_nothing_on_their
 
 
 def test_a_column_of_repeated_values_is_never_taken_for_an_identifier():
-    # 3,000 cells, 1,500 values (two rows each): half as many values as cells, far below 90 %
+    # 3,000 cells, 1,500 values (two rows each): half as many values as cells, far below 80 %
     series = pd.Series([f"v{i % 1500}" for i in range(3000)])
     taken = 0
     for seed in range(20):
         column, _, left = detect_identifier("v", series, True, _counts(seed=seed), 0.05, 1e-7, 3000.0)
         taken += column is not None
-        assert column is not None or left == pytest.approx(0.045)
+        assert column is not None or left == pytest.approx(0.04)
     assert taken == 0
 
 

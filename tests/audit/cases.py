@@ -392,7 +392,7 @@ def bounds_runs(locate: Callable[..., LocatedBounds], noise: NoiseFactory, runs:
 
 
 IDENTIFIER_CELLS = 100.0  # the vote's noisy count of the column's cells, taken as given
-IDENTIFIER_KEYS = 118  # distinct keys on the first data set, at the uniqueness threshold; the neighbour has one more
+IDENTIFIER_KEYS = 94  # distinct keys on the first data set, near the uniqueness threshold (80 + 2 deviations); the neighbour has one more
 
 
 def exact_distinct_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
