@@ -23,7 +23,7 @@ A profile says what a release may spend and what is publicly known about the col
     [engine_options]                     # engine-specific, checked by the engine
 
     [columns.age]
-    kind = "integer"                     # categorical | integer | float | datetime | boolean
+    kind = "integer"                     # categorical | integer | float | datetime | boolean | id | text
     lower = 17                           # numeric bounds (datetime: "2020-01-31" ISO strings)
     upper = 90
     bins = 74                            # equal-width bins over [lower, upper]
@@ -51,6 +51,10 @@ strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; 
 alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
 the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
 whole seconds, written as ISO strings like the bounds.
+
+An ``id`` column (a key; optional ``template = "A99999"``, the keys' shape) and a ``text`` column
+(free text) are left out of the model: the output holds fresh keys, or empty cells
+(``synth.unmodelled``).
 
 A closed domain (``complete``, ``missing = false``) gives the model no codes for what cannot occur,
 so synthetic rows never hold them. A cell that still has no code (an unlisted value, a missing
