@@ -46,6 +46,7 @@ DAY = 86_400  # seconds
 WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass check is looser
 KEEP_ALARM = 0.1  # its chance that noise alone keeps a bound at the coarse edge
 MIN_COVERAGE = 0.5  # a range holding less of the column's noisy cell count is lost
+HOLD_MARGIN = 2.0  # deviations below its noisy mass at which a fine range must still hold MIN_COVERAGE
 WIDEN_STEPS = 8  # coarse buckets a detected range may grow by on each side (``widen_range``)
 WIDEN_REACH = 4  # coarse buckets next to the range whose mass the widening test sums
 
@@ -195,6 +196,14 @@ def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts,
     return float(coarse_part.sum()) - float(fine_part.sum()) > z * spread
 
 
+def _holds_most(fine: NoisyCounts, located: tuple[int, int], cells: float) -> bool:
+    """Whether the fine buckets ``located`` hold ``MIN_COVERAGE`` of the column's ``cells`` even
+    ``HOLD_MARGIN`` noise deviations (of their noisy sum) below what they show: a range of many thin buckets
+    can look full by noise alone."""
+    part = fine.values[located[0]:located[1] + 1].astype(float)
+    return float(part.sum()) - HOLD_MARGIN * fine.std * math.sqrt(part.size) >= MIN_COVERAGE * cells
+
+
 def _number_text(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
@@ -212,7 +221,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
 
     ``cells`` is the kind vote's noisy count of the column's cells, when it was voted: a coarse
     range whose noisy mass holds less than ``MIN_COVERAGE`` of it is lost (most values would be
-    clipped into its end bins), and said so."""
+    clipped into its end bins), and said so; a fine range holding less is not used (the coarse
+    bounds stay)."""
     coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
     values = values[np.isfinite(values)]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
@@ -242,6 +252,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if (located is not None and fine.values.size - (located[1] - located[0] + 1) >= WIDE_OUTSIDE
             and _misses_mass(coarse, found, fine, located)):
         located = None  # the fine range does not hold what the coarse one did: refine nothing
+    if located is not None and cells is not None and not _holds_most(fine, located, cells):
+        located = None  # refining might keep less than half of the column's values: refine nothing
     # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
     # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
     first_end, last_start = float(coarse_edges[detected[0] + 1]), float(coarse_edges[detected[1]])

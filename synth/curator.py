@@ -112,6 +112,15 @@ class CountRelease:
         scale = laplace_scale(l1, budget)
         return "discrete_laplace", scale, laplace_cost(l1, scale)
 
+    def budget_for_std(self, std: float) -> float:
+        """The budget at which each cell of a histogram gets noise of standard deviation ``std``
+        (the inverse of ``calibrate``: σ = std under zCDP, b = std/√2 for the Laplace)."""
+        if not std > 0:
+            raise EngineError(f"a noise deviation of {std} was asked for; it must be positive.")
+        if self.accountant.notion == Notion.ZCDP:
+            return self.neighbouring.histogram_l2**2 / (2.0 * std**2)
+        return math.sqrt(2.0) * self.neighbouring.histogram_l1 / std
+
     def noise_scale(self, budget: float) -> float:
         """The noise scale (Gaussian σ or Laplace b) per cell of a histogram released with ``budget``."""
         return self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)[1]
@@ -174,6 +183,15 @@ class Curator:
     @property
     def budget_unit(self) -> str:
         return self._counts.budget_unit
+
+    def budget_for_std(self, std: float) -> float:
+        """The budget at which each cell of a histogram gets noise of standard deviation ``std``
+        (the inverse of ``calibrate``: σ = std under zCDP, b = std/√2 for the Laplace)."""
+        if not std > 0:
+            raise EngineError(f"a noise deviation of {std} was asked for; it must be positive.")
+        if self.accountant.notion == Notion.ZCDP:
+            return self.neighbouring.histogram_l2**2 / (2.0 * std**2)
+        return math.sqrt(2.0) * self.neighbouring.histogram_l1 / std
 
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""

@@ -68,7 +68,8 @@ VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
 DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0,
                   Kind.ID: 0.0, Kind.TEXT: 0.0}
-ID_DETECTION_SHARE = 0.2  # of a candidate column's domain budget, for its noisy distinct count
+ID_DETECTION_SHARE = 0.2  # at most this share of a candidate column's domain budget buys its noisy distinct count
+DISTINCT_PRECISION = 0.025  # ... and no more than gives it noise of this deviation per noisy cell of the column
 ALLOCATION = {"kind vote": VOTE_WEIGHT, "undecided domain": UNDECIDED_WEIGHT,
               **{f"{kind.value} domain": weight for kind, weight in DOMAIN_WEIGHTS.items()}}
 
@@ -206,15 +207,16 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
                       ) -> tuple[UnmodelledColumn | None, Finding | None, float]:
     """An id or free-text column, when the column is (nearly) unique per row; and the budget left.
 
-    ``ID_DETECTION_SHARE`` of ``budget`` buys a noisy count of the distinct values (one person
-    changes it by at most one, under either relation; it is charged as a histogram cell, which
-    is never less). It must clear ``UNIQUE_SHARE`` of the vote's noisy count of cells (``cells``)
+    A noisy count of the distinct values costs what gives it a noise deviation of
+    ``DISTINCT_PRECISION`` times ``cells`` (ample for the decision below: a large column pays
+    almost nothing), at most ``ID_DETECTION_SHARE`` of ``budget``. One person changes the count
+    by at most one, under either relation; it is charged as a histogram cell, which is never less. It must clear ``UNIQUE_SHARE`` of the vote's noisy count of cells (``cells``)
     by ``LEAD_MARGIN`` deviations. Only then is the rest spent, on a thresholded histogram of the
     values' key shapes (``synth.unmodelled``), which shapes the fresh keys (or, for text with no
     dominant shape, says free text); otherwise the rest is returned for the column's domain.
     """
     exact = text_counts(series, missing_markers)
-    share = budget * ID_DETECTION_SHARE
+    share = min(budget * ID_DETECTION_SHARE, counts.budget_for_std(DISTINCT_PRECISION * cells))
     distinct = counts.release(np.array([exact.size]), share, query=f"distinct({name}): count of distinct values")
     unique_enough = float(distinct.values[0]) - LEAD_MARGIN * distinct.std
     if unique_enough < UNIQUE_SHARE * cells:

@@ -69,9 +69,13 @@ def _csv_table(extra_cell: str | None) -> str:
 
 
 def _release_facts(description) -> tuple:
-    """What one person's cell must not change deterministically: kinds, queries, noise scales."""
+    """What one person's cell must not change deterministically: kinds, queries, noise scales. A
+    text column's distinct count is priced from the vote's noisy cell count, and its categories
+    get what that left: their scales follow that noise (post-processing), and are left out."""
     kinds = tuple((c.name, c.kind) for c in description.schema.columns)
-    queries = tuple((e.query, e.mechanism, e.sensitivity, e.noise_scale) for e in description.ledger)
+    adaptive = ("distinct(", "categories(", "key shapes(")
+    queries = tuple((e.query, e.mechanism, e.sensitivity, None if e.query.startswith(adaptive) else e.noise_scale)
+                    for e in description.ledger)
     return kinds, queries
 
 

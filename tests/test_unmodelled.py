@@ -109,10 +109,23 @@ def test_a_column_of_repeated_values_is_never_taken_for_an_identifier():
     series = pd.Series([f"v{i % 1500}" for i in range(3000)])
     taken = 0
     for seed in range(20):
-        column, _, left = detect_identifier("v", series, True, _counts(seed=seed), 0.05, 1e-7, 3000.0)
+        counts = _counts(seed=seed)
+        column, _, left = detect_identifier("v", series, True, counts, 0.05, 1e-7, 3000.0)
         taken += column is not None
-        assert column is not None or left == pytest.approx(0.04)
+        (entry,) = counts.accountant.ledger  # the distinct count only, priced by need: a deviation of 75
+        assert entry.noise_scale == pytest.approx(75.0, rel=1e-6) and left == pytest.approx(0.05 - entry.cost.rho)
     assert taken == 0
+
+
+@pytest.mark.parametrize("accounting", ["zcdp", "pure"])
+def test_a_budget_priced_for_a_noise_deviation_gives_that_deviation(accounting):
+    from synth.privacy import Notion
+    budget = Budget(1.0, 1e-6) if accounting == "zcdp" else Budget(1.0)
+    counts = CountRelease(Accountant(budget, Notion.ZCDP if accounting == "zcdp" else Notion.PURE),
+                          SeededNoise(0), Neighbouring())
+    for std in (0.5, 7.0, 300.0):
+        mechanism, scale, _ = counts.calibrate(counts.budget_for_std(std), 1.0, 1.0)
+        assert scale * (1.0 if mechanism == "discrete_gaussian" else 2**0.5) == pytest.approx(std, rel=1e-9)
 
 
 def test_run_writes_fresh_keys_and_an_empty_text_column(tmp_path):

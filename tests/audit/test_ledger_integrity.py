@@ -279,6 +279,7 @@ NOT_MECHANISMS = {
     "compressed": "a view over the same rows and accountant; measures nothing itself",
     "public_count": "the row count, public by definition under replace-one (refused under add/remove)",
     "calibrate": "a calibration from the budget alone",
+    "budget_for_std": "a calibration from a noise deviation alone (the inverse of calibrate)",
 }
 
 
