@@ -21,9 +21,10 @@ __version__ = "0.1.0"
 _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(("RunResult", "describe", "evaluate", "resolve_profile", "run"), "synth.api"),
     **dict.fromkeys(("Description", "load_description", "save_description"), "synth.description"),
+    "draft_profile": "synth.drafting",
     "SynthError": "synth.errors",
     "generate": "synth.generate",
-    **dict.fromkeys(("Profile", "draft_profile", "load_profile", "save_profile"), "synth.profile"),
+    **dict.fromkeys(("Profile", "load_profile", "save_profile"), "synth.profile"),
 }
 
 __all__ = [
@@ -35,9 +36,10 @@ __all__ = [
 if TYPE_CHECKING:  # what type checkers see: the names as if imported here
     from synth.api import RunResult, describe, evaluate, resolve_profile, run
     from synth.description import Description, load_description, save_description
+    from synth.drafting import draft_profile
     from synth.errors import SynthError
     from synth.generate import generate
-    from synth.profile import Profile, draft_profile, load_profile, save_profile
+    from synth.profile import Profile, load_profile, save_profile
 
 
 def __getattr__(name: str) -> Any:

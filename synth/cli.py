@@ -181,7 +181,8 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
-    from synth.profile import draft_profile, save_profile
+    from synth.drafting import draft_profile
+    from synth.profile import save_profile
     from synth.tableio import read_table
 
     check_writable(args.out, args.force)

@@ -18,15 +18,17 @@ import pandas as pd
 from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
+from synth.encoding import EncodingReport
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
 from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
+from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column, DomainSource, EncodingReport, Kind, Schema
+from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema
 from synth.unmodelled import UnmodelledColumn
 
 DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery

@@ -27,11 +27,12 @@ import numpy as np
 from synth import __version__
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
+from synth.kinds import DomainSource
 from synth.measurement import Measurement
 from synth.model.compression import compressed_sizes
 from synth.model.domain import Domain
 from synth.privacy import Accountant, Budget, LedgerEntry, Notion
-from synth.schema import DomainSource, Schema
+from synth.schema import Schema
 
 FORMAT = "synth-description"
 FORMAT_VERSION = 1

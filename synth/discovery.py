@@ -41,21 +41,13 @@ import numpy as np
 import pandas as pd
 
 from synth.bounds import locate_bounds
+from synth.cells import CELL_CLASSES, classify_cells, parse_values, text_counts
 from synth.curator import CountRelease
 from synth.errors import BudgetError
+from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.schema import (
-    CELL_CLASSES,
-    DEFAULT_OTHER_LABEL,
-    UNMODELLED_KINDS,
-    Column,
-    DomainSource,
-    Kind,
-    classify_cells,
-    parse_values,
-    text_counts,
-)
+from synth.schema import DEFAULT_OTHER_LABEL, Column
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 MAX_DISCOVERED_CATEGORIES = 1000

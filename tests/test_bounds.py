@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from synth.bounds import EXACT_INTEGERS, locate_bounds
+from synth.cells import datetime_to_seconds, parse_values
 from synth.curator import CountRelease
+from synth.kinds import Kind
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.schema import Kind, datetime_to_seconds, parse_values
 
 
 def _counts(seed: int = 5) -> CountRelease:

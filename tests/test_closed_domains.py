@@ -9,9 +9,11 @@ import pandas as pd
 import pytest
 
 import synth
+from synth.drafting import draft_profile
 from synth.errors import SchemaError
-from synth.profile import Profile, draft_profile, load_profile, save_profile
-from synth.schema import MISSING_LABEL, Column, DomainSource, Kind, Schema
+from synth.kinds import DomainSource, Kind
+from synth.profile import Profile, load_profile, save_profile
+from synth.schema import MISSING_LABEL, Column, Schema
 
 
 def test_a_complete_list_has_no_other_code_and_unlisted_values_go_to_missing():

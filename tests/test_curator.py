@@ -7,10 +7,11 @@ import pytest
 
 from synth.curator import CountRelease, Curator
 from synth.errors import BudgetExhaustedError, EngineError
+from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.schema import Column, DomainSource, Kind, Schema
+from synth.schema import Column, Schema
 
 
 def _schema(sizes=(48, 40)) -> Schema:

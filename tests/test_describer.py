@@ -10,10 +10,11 @@ import pytest
 
 from synth.api import describe
 from synth.description import load_description, save_description
+from synth.drafting import draft_profile
 from synth.errors import BudgetError, DataError, EngineError, ProfileError, SchemaError, SynthError
+from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
-from synth.profile import Profile, draft_profile
-from synth.schema import DomainSource, Kind
+from synth.profile import Profile
 from tests.conftest import mixed_table
 
 

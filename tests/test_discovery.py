@@ -18,10 +18,10 @@ from synth.discovery import (
     discrete_laplace_tail,
 )
 from synth.errors import BudgetError
+from synth.kinds import DomainSource, Kind
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.progress import SILENT
-from synth.schema import DomainSource, Kind
 
 
 def test_discrete_gaussian_tail_matches_direct_sum():
@@ -111,7 +111,7 @@ def test_discovery_charges_every_paid_column_and_stays_in_budget():
 
 
 def test_classify_cells_reads_each_cell():
-    from synth.schema import CELL_CLASSES, classify_cells
+    from synth.cells import CELL_CLASSES, classify_cells
 
     series = pd.Series(["yes", "12", "007", "1.5", "2020-01-31", "Lyon", "", None, "1e3"])
     kinds = [CELL_CLASSES[c] if c >= 0 else None for c in classify_cells(series)]
@@ -165,7 +165,7 @@ def test_vote_on_a_tiny_column_falls_back_to_text_with_a_note():
 def test_typed_cells_are_classed_as_their_text_would_be(series):
     # A typed column's cells are classified without going through text, with the same result as
     # the same cells given as Python objects (the text path): the dtype itself decides nothing.
-    from synth.schema import classify_cells
+    from synth.cells import classify_cells
 
     as_objects = pd.Series(list(series.astype(object)), dtype=object)
     assert classify_cells(series).tolist() == classify_cells(as_objects).tolist()

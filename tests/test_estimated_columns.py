@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 
 import synth
+from synth.drafting import draft_profile
 from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, ProfileError
+from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
-from synth.profile import Profile, draft_profile, load_profile, profile_from_dict, profile_to_toml, save_profile
-from synth.schema import Column, DomainSource, Kind, Schema
+from synth.profile import Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
+from synth.schema import Column, Schema
 
 SEX = """
 [columns.sex]

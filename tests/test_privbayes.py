@@ -19,6 +19,7 @@ from synth.engines.privbayes import parent_groups
 from synth.errors import DescriptionError, EngineError, SynthError
 from synth.generate import ExpandedModel, fit_model, generate
 from synth.inspect import inspect_text
+from synth.kinds import DomainSource, Kind
 from synth.measurement import Measurement
 from synth.model.bayesian_network import BayesianNetwork, Conditional, network_from_measurements
 from synth.model.domain import Domain
@@ -27,8 +28,8 @@ from synth.model.junction_tree import model_size_mb
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
 from synth.profile import Profile
-from synth.schema import Column, DomainSource, Kind, Schema
 from synth.progress import SILENT
+from synth.schema import Column, Schema
 from tests.conftest import mixed_table
 from tests.test_engines import chain_data, curator_for
 

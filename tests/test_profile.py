@@ -1,4 +1,4 @@
-"""Tests of synth.profile: loading, validating, saving and drafting release profiles."""
+"""Tests of synth.profile and synth.drafting: loading, validating, saving and drafting release profiles."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synth.drafting import draft_profile
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
-from synth.profile import MAX_DELTA, Profile, draft_profile, load_profile, profile_to_toml, save_profile
-from synth.schema import Column, DomainSource, Kind, Schema
+from synth.kinds import DomainSource, Kind
+from synth.profile import MAX_DELTA, Profile, load_profile, profile_to_toml, save_profile
+from synth.schema import Column, Schema
 from synth.tableio import read_table
 
 DATA = Path(__file__).resolve().parents[1] / "synth" / "data"

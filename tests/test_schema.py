@@ -1,4 +1,5 @@
-"""Tests of synth.schema (kinds, domains, encode/decode) and synth.tableio (reading and writing)."""
+"""Tests of synth.schema, synth.cells and synth.encoding (kinds, domains, encode/decode) and
+synth.tableio (reading and writing)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from synth.cells import datetime_to_seconds, infer_kinds, seconds_to_iso
 from synth.errors import DataError, InputFileError, OutputError, SchemaError
-from synth.schema import (
-    Column,
-    DomainSource,
-    Kind,
-    Schema,
-    datetime_to_seconds,
-    infer_kinds,
-    seconds_to_iso,
-)
+from synth.kinds import DomainSource, Kind
+from synth.schema import Column, Schema
 from synth.tableio import read_table, write_table
 
 DAY = 86400.0

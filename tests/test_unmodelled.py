@@ -9,12 +9,14 @@ import pytest
 import synth
 from synth.curator import CountRelease
 from synth.discovery import detect_identifier, discover_columns
+from synth.drafting import draft_profile
 from synth.errors import SchemaError
+from synth.kinds import Kind
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.profile import draft_profile, load_profile, profile_to_toml, save_profile
+from synth.profile import load_profile, profile_to_toml, save_profile
 from synth.progress import SILENT
-from synth.schema import Column, Kind, Schema
+from synth.schema import Column, Schema
 from synth.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
 
 

@@ -25,12 +25,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from synth.cells import datetime_to_seconds
 from synth.curator import Curator
 from synth.engines.base import PublicChecks, reject_unknown_options
 from synth.errors import EngineError
+from synth.kinds import NUMERIC_KINDS, Kind
 from synth.measurement import Measurement, group_table
 from synth.model.domain import Domain
-from synth.schema import NUMERIC_KINDS, Column, Kind, Schema, datetime_to_seconds
+from synth.schema import Column, Schema
 
 MARGINALS = "marginals"
 COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove

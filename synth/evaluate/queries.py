@@ -18,7 +18,8 @@ import numpy as np
 
 from synth.evaluate.fidelity import marginal_counts
 from synth.evaluate.tables import Tables
-from synth.schema import NUMERIC_KINDS, Schema
+from synth.kinds import NUMERIC_KINDS
+from synth.schema import Schema
 
 QUERIES = 1000
 COLUMN_SETS = 50

@@ -19,10 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from synth.cells import parse_values
+from synth.drafting import draft_profile
+from synth.encoding import encode_parsed
 from synth.errors import DataError
-from synth.profile import draft_profile
+from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.schema import NUMERIC_KINDS, Kind, Schema, encode_parsed, parse_values
+from synth.schema import Schema
 from synth.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000

@@ -20,11 +20,11 @@ from synth.description import Description
 from synth.errors import DescriptionError
 from synth.evaluate.association import cramers_v
 from synth.generate import Model
+from synth.kinds import NUMERIC_KINDS
 from synth.model.bayesian_network import network_structure
 from synth.model.compression import expand_marginal
 from synth.model.estimation import combine_measurements
 from synth.progress import SILENT, Progress
-from synth.schema import NUMERIC_KINDS
 
 MAX_BARS = 30  # codes drawn per column; the others are counted in the caption
 MAX_HEATMAP_COLUMNS = 40

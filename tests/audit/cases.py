@@ -39,6 +39,7 @@ from synth.bounds import LocatedBounds, locate_bounds
 from synth.discovery import detect_identifier
 from synth.curator import CountRelease, Curator
 from synth.engines import EngineResult, make_engine
+from synth.kinds import Kind
 from synth.measurement import Measurement
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
@@ -59,7 +60,6 @@ from synth.privacy import (
     zcdp_to_approx_epsilon,
 )
 from synth.progress import SILENT
-from synth.schema import Kind
 from synth.unmodelled import UnmodelledColumn
 
 CONFIDENCE = 0.99

@@ -22,11 +22,12 @@ from synth.api import describe
 from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.errors import BudgetError, BudgetExhaustedError, DescriptionError, EngineError
+from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Cost, NoiseSource, SeededNoise, zcdp_to_approx_epsilon
 from synth.profile import Profile
-from synth.schema import Column, DomainSource, Kind, Schema
+from synth.schema import Column, Schema
 
 PACKAGE = Path(synth.__file__).resolve().parent
 
@@ -64,14 +65,16 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
-    "schema.py": (frozenset({"parse_values", "text_counts"}),
-                  "defines encoding and parsing, applied to tables the describer, discovery or profile hand it"),
+    "cells.py": (frozenset({"text_counts"}),
+                 "defines reading cells and kinds, applied to the columns discovery, drafting or encoding hand it"),
+    "encoding.py": (frozenset({"parse_values"}),
+                    "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
     "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate"),
     "cli.py": (frozenset({"read_table"}), "`synth profile` reads the data to draft a profile"),
-    "profile.py": (frozenset({"parse_values", "text_counts"}),
-                   "draft_profile proposes domains from the data, marked data-derived (refused in a "
-                   "release unless accepted, and then flagged not end-to-end DP)"),
+    "drafting.py": (frozenset({"parse_values", "text_counts"}),
+                    "draft_profile proposes domains from the data, marked data-derived (refused in a "
+                    "release unless accepted, and then flagged not end-to-end DP)"),
     "evaluate/": (frozenset({"encode", "parse_values"}),
                   "evaluation compares the original with the synthetic table; its output is not DP and says so"),
 }
@@ -80,10 +83,12 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
 PANDAS_ALLOWED = {
     "describer.py": "takes the private table",
     "discovery.py": "reads private columns for DP domain discovery",
-    "schema.py": "encodes and decodes tables",
+    "schema.py": "Schema.encode and Schema.decode take and build tables",
+    "cells.py": "reads the cells of a table's columns",
+    "encoding.py": "encodes a column's cells to codes and decodes codes to a column",
     "tableio.py": "reads and writes table files",
     "api.py": "the user-facing verbs take DataFrames",
-    "profile.py": "drafts profiles from a table",
+    "drafting.py": "drafts profiles from a table",
     "generate.py": "builds the synthetic table",
     "unmodelled.py": "counts key shapes of private cells (for discovery, only with noise) and writes id and text columns",
     "evaluate/": "compares the original and synthetic tables (not DP)",

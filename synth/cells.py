@@ -1,0 +1,298 @@
+"""Reading cells: whether a cell is missing, the number or date it holds, and the kind a column reads as.
+
+A cell is missing when it is NA (None, NaN, NaT), empty or blank, or equal to one of the missing
+markers (text is compared after stripping surrounding whitespace). Cells are matched on their text
+(``distinct_texts``: each distinct text is read once); columns of a number or datetime dtype are
+read without going through text. Numbers and dates read as floats (dates as whole seconds since
+1970-01-01 UTC; naive datetimes are taken as UTC), NaN where a cell is missing or unreadable.
+
+Nothing here fails because of a cell's value: a cell that cannot be read is NaN, or text. What is
+computed here from a table is exact and private, for the callers allowed to hold it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from synth.errors import SchemaError
+from synth.kinds import Kind
+
+FIRST_SECOND = -62135596800.0  # 0001-01-01T00:00:00 UTC
+LAST_SECOND = 253402300799.0  # 9999-12-31T23:59:59 UTC
+TRUE_WORDS = frozenset({"true", "1", "yes"})
+FALSE_WORDS = frozenset({"false", "0", "no"})
+DATE_SHARE = 0.95  # share of non-missing text cells that must read as dates for kind datetime
+_EPOCH = datetime(1970, 1, 1)
+_DATE_LIKE = re.compile(r"\d+\D+\d+")  # dates have at least two groups of digits
+_LEADING_ZERO = re.compile(r"^[+-]?0\d")  # "007" is an identifier, not the number 7
+
+
+# --- small conversions -------------------------------------------------------------------------
+
+
+def datetime_to_seconds(value: Any) -> float:
+    """Seconds since 1970-01-01 UTC of an ISO 8601 string, ``date`` or ``datetime``.
+
+    Aware datetimes are converted to UTC; naive ones are taken as UTC. SchemaError if unreadable.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise SchemaError(
+                f"{value!r} is not an ISO 8601 date such as 2020-01-31 or 2020-01-31T12:00:00. "
+                "Write datetime bounds and cuts in that form."
+            ) from None
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return (value - _EPOCH).total_seconds()
+    if isinstance(value, date):
+        return (datetime(value.year, value.month, value.day) - _EPOCH).total_seconds()
+    raise SchemaError(
+        f"a datetime bound or cut must be an ISO 8601 date string such as \"2020-01-31\"; got a "
+        f"{type(value).__name__}. Quote the date in the profile."
+    )
+
+
+def seconds_to_iso(seconds: float) -> str:
+    """ISO 8601 text of whole seconds since the epoch; the date alone when it is midnight."""
+    moment = _EPOCH + timedelta(seconds=seconds)
+    return moment.date().isoformat() if moment.time() == datetime.min.time() else moment.isoformat()
+
+
+def _cell_text(value: Any) -> str:
+    """The string form a cell is matched on: text stripped, integral numbers without ".0"."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        return str(int(x)) if x.is_integer() else repr(x)
+    return str(value).strip()
+
+
+# --- reading cells -----------------------------------------------------------------------------
+
+
+def _factorize(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Row labels (-1 for NA) and the distinct non-NA cells, whatever their types."""
+    try:
+        labels, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # unhashable cells (lists, dicts): match them on their text
+        labels, uniques = pd.factorize(series.map(lambda v: v if ptypes.is_hashable(v) else repr(v)))
+    return np.asarray(labels, dtype=np.int64), list(np.asarray(uniques, dtype=object))
+
+
+def distinct_texts(series: pd.Series, markers: Iterable[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row labels into the distinct cell texts, those texts, and which of them mean MISSING.
+
+    NA cells get the label of an extra, empty text at the end (so every label is an index).
+    """
+    labels, uniques = _factorize(series)
+    labels[labels < 0] = len(uniques)
+    texts = np.array([*(_cell_text(v) for v in uniques), ""], dtype=object)
+    missing_words = set(markers) | {""}
+    is_missing = np.array([t in missing_words for t in texts], dtype=bool)
+    return labels, texts, is_missing
+
+
+def text_counts(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> pd.Series:
+    """How often each non-missing cell text occurs (the text encoding matches categories on)."""
+    labels, texts, is_missing = distinct_texts(series, missing_markers)
+    counts = np.bincount(labels, minlength=len(texts))
+    keep = ~is_missing
+    return pd.Series(counts[keep], index=pd.Index(texts[keep], dtype=object)).groupby(level=0).sum()
+
+
+def count_missing(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> int:
+    """How many cells are missing (NA, blank, or a missing marker), as encoding reads them."""
+    labels, _, is_missing = distinct_texts(series, missing_markers)
+    return int(is_missing[labels].sum())
+
+
+def _datetime_array_seconds(values: pd.Series) -> np.ndarray:
+    """Whole seconds since the epoch (floored) of a datetime series; NaN for NaT."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    stamps = values.to_numpy()
+    seconds = stamps.astype("datetime64[s]").astype(np.int64).astype(float)
+    seconds[np.isnat(stamps)] = np.nan
+    return seconds
+
+
+def _parse_dates(texts: np.ndarray) -> np.ndarray:
+    """Seconds since the epoch of date texts; NaN where a text is not a readable date."""
+    if len(texts) == 0:
+        return np.empty(0)
+    text = pd.Series(texts, dtype=object)
+    seconds = _datetime_array_seconds(pd.to_datetime(text, errors="coerce", format="ISO8601", utc=True))
+    retry = np.isnan(seconds)
+    if retry.any():
+        mixed = pd.to_datetime(text[retry], errors="coerce", format="mixed", utc=True)
+        seconds[retry] = _datetime_array_seconds(mixed)
+    seconds[(seconds < FIRST_SECOND) | (seconds > LAST_SECOND)] = np.nan
+    return seconds
+
+
+def _parse_numbers(texts: np.ndarray) -> np.ndarray:
+    return pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] = ("",)) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of a numeric or datetime column as floats (datetimes as whole seconds since the epoch).
+
+    Returns ``(values, missing)``: ``values`` is NaN where a cell is missing or unreadable, and
+    ``missing`` marks the cells that are missing (so NaN and not missing means invalid).
+    """
+    plain_numbers = ptypes.is_numeric_dtype(series.dtype) and not ptypes.is_complex_dtype(series.dtype)
+    if kind in (Kind.INTEGER, Kind.FLOAT) and plain_numbers:
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        return values, np.isnan(values)
+    if kind == Kind.DATETIME and ptypes.is_datetime64_any_dtype(series.dtype):
+        values = _datetime_array_seconds(series)
+        return values, np.isnan(values)
+    labels, texts, is_missing = distinct_texts(series, missing_markers)
+    distinct = np.full(len(texts), np.nan)
+    present = ~is_missing
+    distinct[present] = _parse_dates(texts[present]) if kind == Kind.DATETIME else _parse_numbers(texts[present])
+    return distinct[labels], is_missing[labels]
+
+
+# --- the kind a column reads as ----------------------------------------------------------------
+
+
+CELL_CLASSES = (Kind.BOOLEAN, Kind.INTEGER, Kind.FLOAT, Kind.DATETIME, Kind.CATEGORICAL)
+
+
+def _classify_texts(texts: np.ndarray) -> np.ndarray:
+    """Index into CELL_CLASSES of what each (non-missing) text reads as.
+
+    A boolean word (true/false/yes/no; 1 and 0 read as integers), a number (integer or not; a
+    leading zero as in "007" makes it an identifier, i.e. text), a date (two groups of digits and
+    readable as a date), or other text.
+    """
+    classes = np.full(len(texts), CELL_CLASSES.index(Kind.CATEGORICAL), dtype=np.int64)
+    if len(texts) == 0:
+        return classes
+    lowered = np.array([t.lower() for t in texts], dtype=object)
+    boolean = np.isin(lowered, list((TRUE_WORDS | FALSE_WORDS) - {"0", "1"}))
+    numbers = _parse_numbers(texts)
+    leading_zero = np.array([bool(_LEADING_ZERO.match(t)) for t in texts])
+    numeric = ~np.isnan(numbers) & ~leading_zero
+    integral = numeric & np.isfinite(numbers) & (numbers == np.floor(numbers))
+    date_like = np.array([bool(_DATE_LIKE.search(t)) for t in texts]) & ~numeric & ~boolean
+    dated = np.zeros(len(texts), dtype=bool)
+    dated[date_like] = ~np.isnan(_parse_dates(texts[date_like]))
+    classes[boolean] = CELL_CLASSES.index(Kind.BOOLEAN)
+    classes[numeric] = CELL_CLASSES.index(Kind.FLOAT)
+    classes[integral] = CELL_CLASSES.index(Kind.INTEGER)
+    classes[dated] = CELL_CLASSES.index(Kind.DATETIME)
+    return classes
+
+
+def _classify_typed(series: pd.Series) -> np.ndarray | None:
+    """``classify_cells`` for a bool, number or datetime dtype, without going through text (the
+    classes are the ones the cells' texts would get); None for other dtypes."""
+    dtype = series.dtype
+    if ptypes.is_bool_dtype(dtype):
+        classes = np.full(len(series), CELL_CLASSES.index(Kind.BOOLEAN), dtype=np.int64)
+        classes[series.isna().to_numpy()] = -1
+        return classes
+    if ptypes.is_datetime64_any_dtype(dtype):
+        classes = np.full(len(series), CELL_CLASSES.index(Kind.DATETIME), dtype=np.int64)
+        classes[series.isna().to_numpy()] = -1
+        return classes
+    if ptypes.is_numeric_dtype(dtype) and not ptypes.is_complex_dtype(dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        integral = np.isfinite(values) & (values == np.floor(values))
+        classes = np.where(integral, CELL_CLASSES.index(Kind.INTEGER), CELL_CLASSES.index(Kind.FLOAT))
+        classes[np.isnan(values)] = -1
+        return classes.astype(np.int64)
+    return None
+
+
+def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> np.ndarray:
+    """Per cell, the index into CELL_CLASSES of what it reads as; -1 for a missing cell.
+
+    Typed cells (bool, numbers, datetimes) read as what their text would read as; the dtype
+    itself decides nothing. Exact and private: only the describer may release it, and only with
+    noise.
+    """
+    typed = _classify_typed(series)
+    if typed is not None:
+        return typed
+    labels, texts, is_missing = distinct_texts(series, missing_markers)
+    classes = _classify_texts(texts)
+    classes[is_missing] = -1
+    return classes[labels]
+
+
+def declared_kind(series: pd.Series) -> Kind | None:
+    """The kind a column's dtype suggests, or None for text, whose kind is open.
+
+    A dtype was inferred from the cells (by ``pd.read_csv`` or whoever wrote the file), so it is
+    private: only a drafted profile, which a person reviews, may use it.
+    """
+    dtype = series.dtype
+    if ptypes.is_bool_dtype(dtype):
+        return Kind.BOOLEAN
+    if ptypes.is_integer_dtype(dtype):
+        return Kind.INTEGER
+    if ptypes.is_float_dtype(dtype):
+        return Kind.FLOAT
+    if ptypes.is_datetime64_any_dtype(dtype):
+        return Kind.DATETIME
+    if isinstance(dtype, pd.CategoricalDtype):
+        return Kind.CATEGORICAL
+    return None
+
+
+def _infer_kind(series: pd.Series, markers: Sequence[str]) -> Kind:
+    declared = declared_kind(series)
+    if declared == Kind.FLOAT:
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        values = values[~np.isnan(values)]
+        integral = values.size > 0 and bool(np.all(np.isfinite(values) & (values == np.floor(values))))
+        return Kind.INTEGER if integral else Kind.FLOAT
+    if declared is not None:
+        return declared
+    counts = text_counts(series, markers)
+    if counts.empty:
+        return Kind.CATEGORICAL
+    weights = counts.to_numpy(dtype=float)
+    classes = _classify_texts(counts.index.to_numpy(dtype=object))
+    share = np.bincount(classes, weights=weights, minlength=len(CELL_CLASSES)) / weights.sum()
+    b, i, f, d = (share[CELL_CLASSES.index(k)] for k in (Kind.BOOLEAN, Kind.INTEGER, Kind.FLOAT, Kind.DATETIME))
+    if b > 0 and b + i == 1 and set(counts.index[classes == CELL_CLASSES.index(Kind.INTEGER)]) <= {"0", "1"}:
+        return Kind.BOOLEAN
+    if i + f == 1:
+        return Kind.INTEGER if f == 0 else Kind.FLOAT
+    if d >= DATE_SHARE:
+        return Kind.DATETIME
+    return Kind.CATEGORICAL
+
+
+def infer_kinds(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> dict[str, Kind]:
+    """A kind for each column of ``df``, from its dtype, or for text from what the text reads as.
+
+    bool dtype → boolean; int → integer; float → integer when every non-missing value is a
+    whole number (pandas reads an integer column with empty cells as float, so this is taken as a
+    fact about the column's type), else float; datetime dtype → datetime. Text (after dropping
+    missing cells and markers): only true/false/yes/no (with 1/0) → boolean; all numbers →
+    integer or float (unless a number has a leading zero, like an identifier "007"); at least
+    95 % readable as dates → datetime; anything else → categorical. These are decisions about a
+    column's type for a draft profile that a person reviews; no value leaves this function.
+    """
+    return {name: _infer_kind(df[name], tuple(missing_markers)) for name in df.columns}

@@ -1,0 +1,120 @@
+"""Drafting a profile from the data itself; every domain it writes is data-derived.
+
+``draft_profile`` writes a starting point for a person to review: kinds read from the cells,
+category lists and bounds read from the values, id and text columns where a column holds (nearly)
+one value per row. Its domains are marked ``data-derived``: they were read from private rows, and
+the saved file says so in comments (``synth.profile``). Publishing them is not differentially
+private, so a person must replace them with public knowledge (or knowingly set
+``accept_data_derived_domains = true``). A draft never fails because of a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from synth.cells import FIRST_SECOND, LAST_SECOND, count_missing, infer_kinds, parse_values, text_counts
+from synth.errors import SchemaError
+from synth.kinds import DomainSource, Kind
+from synth.profile import DRAFT_MAX_CATEGORIES, Profile
+from synth.schema import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column, Schema
+from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
+
+DRAFT_BINS = 32
+DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
+DRAFT_EPSILON = 1.0
+DRAFT_DELTA = 1e-9
+MAX_DRAFT_FLOAT = 1e300  # larger magnitudes are left out of drafted bounds (they are clipped)
+EMPTY_CATEGORY = "<none seen>"  # placeholder category of a drafted column with no values
+COMMON_MISSING_MARKERS = ("NA", "N/A", "n/a", "na", "NULL", "null", "None", "none", "NaN", "nan", "?", "-", "--", ".")
+
+
+def _draft_unique(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> UnmodelledColumn | None:
+    """An id or text column when a text column, or whole numbers under a key-like name, hold
+    (nearly) one value per row; its key template is a shape, never a value."""
+    if not (kind == Kind.CATEGORICAL or (kind == Kind.INTEGER and looks_like_identifier(name))):
+        return None
+    exact = text_counts(series, markers)
+    cells = float(exact.sum())
+    if cells < DRAFT_MIN_KEYS:
+        return None
+    return judge_unique(name, float(exact.size), cells, template_counts(exact).to_dict(), kind == Kind.CATEGORICAL,
+                        DomainSource.DATA_DERIVED.value)
+
+
+def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column | UnmodelledColumn:
+    derived = DomainSource.DATA_DERIVED
+    unique = _draft_unique(name, series, kind, markers)
+    if unique is not None:
+        return unique
+    has_missing = count_missing(series, markers) > 0
+    if kind == Kind.BOOLEAN:  # the domain False/True is fixed, but the kind was read from the data
+        return Column(name, kind, missing=has_missing, source=derived)
+    if kind == Kind.CATEGORICAL:
+        counts = text_counts(series, markers).drop(DEFAULT_OTHER_LABEL, errors="ignore")
+        counts = counts.sort_values(ascending=False, kind="stable").iloc[:DRAFT_MAX_CATEGORIES]
+        categories = tuple(sorted(str(c) for c in counts.index)) or (EMPTY_CATEGORY,)
+        listed_all = counts.size < DRAFT_MAX_CATEGORIES and categories != (EMPTY_CATEGORY,)
+        return Column(name, kind, categories=categories, complete=listed_all, missing=has_missing, source=derived)
+    values, _ = parse_values(series, kind, markers)
+    values = values[np.isfinite(values)]
+    if kind == Kind.INTEGER:
+        values = np.floor(values + 0.5)
+        values = values[np.abs(values) <= MAX_EXACT_INTEGER]
+    elif kind == Kind.DATETIME:
+        values = values[(values >= FIRST_SECOND) & (values <= LAST_SECOND - 86400.0)]
+    else:
+        values = values[np.abs(values) <= MAX_DRAFT_FLOAT]
+    if values.size == 0:  # nothing to read a range from: a placeholder to be replaced
+        lower, upper = (0.0, 86400.0) if kind == Kind.DATETIME else (0.0, 1.0)
+    else:
+        lower, upper = float(values.min()), float(values.max())
+    if upper <= lower:
+        upper = lower + (86400.0 if kind == Kind.DATETIME else max(1.0, abs(lower)))
+    if kind == Kind.INTEGER:
+        bins = int(min(upper - lower + 1, DRAFT_BINS))
+    elif kind == Kind.DATETIME:
+        bins = int(min(upper - lower, DRAFT_BINS))
+    else:
+        bins = DRAFT_BINS
+    try:
+        return Column(name, kind, lower=lower, upper=upper, bins=bins, missing=has_missing, source=derived)
+    except SchemaError:  # bounds too close together in floating point for many bins
+        return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived)
+
+
+def propose_missing_markers(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> tuple[str, ...]:
+    """Common missing-value markers (``COMMON_MISSING_MARKERS``) found in columns that otherwise
+    hold numbers (at least half of their cells), in the order of that list. A drafted profile adds
+    them to its markers, so such a column is drafted as a number column, not as text."""
+    found: set[str] = set()
+    for name in df.columns:
+        counts = text_counts(df[name], missing_markers)
+        if counts.empty:
+            continue
+        texts = counts.index.to_numpy(dtype=object)
+        numeric = ~np.isnan(pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float))
+        others = set(texts[~numeric])
+        if others and others <= set(COMMON_MISSING_MARKERS) and counts[numeric].sum() >= counts.sum() / 2:
+            found |= others
+    return tuple(m for m in COMMON_MISSING_MARKERS if m in found)
+
+
+def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> Profile:
+    """A profile for a person to review, with every domain read from ``df`` (marked data-derived).
+
+    Kinds come from ``infer_kinds``; categories are the distinct values (at most the 1000 most
+    frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
+    A column of (nearly) one value per row is drafted as ``id`` (with its keys' shape) or ``text``,
+    and none of its values is written.
+    A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
+    Every column is marked data-derived, booleans too: their domain is fixed, but their kind was
+    read from the data. Markers such as NA or ? in columns of numbers are added to the missing
+    markers (``propose_missing_markers``). The draft never fails because of a value.
+    """
+    markers = tuple(missing_markers) + propose_missing_markers(df, missing_markers)
+    kinds = infer_kinds(df, markers)
+    columns = [_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items()]
+    return Profile(schema=Schema.ordered(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)
