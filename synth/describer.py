@@ -144,6 +144,8 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     for finding in discovery.findings:
         if finding.verdict == "rough":
             notes.append(f"column {finding.name!r}: rough domain: {finding.detail}")
+        elif finding.kind == Kind.ID:
+            notes.append(f"column {finding.name!r}: {finding.detail}")
         elif finding.verdict == "lost":
             notes.append(f"column {finding.name!r}: lost ({finding.detail}); left out of the release, as "
                          "rough domains were accepted")

@@ -225,6 +225,7 @@ def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys
     df.to_csv(data, index=False)
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
     assert code == 0, err
+    assert "column 'ids': an identifier" in err and "fresh keys shaped aa-9999" in err
     synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
     assert list(synthetic.columns) == ["ids", "x"]
     keys = synthetic["ids"]
