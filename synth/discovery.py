@@ -170,61 +170,77 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
 
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
                         delta: float, missing_markers: Sequence[str] = ("",),
-                        cells: float | None = None) -> tuple[Column | None, Finding]:
+                        cells: float | None = None, distinct: float | None = None) -> tuple[Column | None, Finding]:
     """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``).
 
     Lost (None) when no value clears the threshold; rough when the values found hold less than
     ``ROUGH_COVERAGE`` of ``cells`` (the vote's noisy count of the column's text cells, when it
-    was voted).
+    was voted). ``distinct``, a noisy count of its values, tells the console how many rows a
+    value has on average, beside how many it would need.
     """
     found, tau = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, "categories")
     found = found.iloc[:MAX_DISCOVERED_CATEGORIES]
     # a value spelled like the "other" label is left to map to OTHER, as it would when encoded
     categories = tuple(sorted(c for c in found.index if c != DEFAULT_OTHER_LABEL))
+    spread = ""
+    if distinct is not None and cells is not None and distinct >= 1 and cells > 0:
+        spread = f" (it holds about {distinct:.0f} values, about {cells / distinct:.0f} rows each: noisy)"
     if not categories:
         return None, Finding(name, Kind.CATEGORICAL, "lost", (
             f"no value reached the threshold of {tau} noisy rows: at this budget a value needs about {tau} rows "
-            "to be found. List its categories in a profile, or spend more (--epsilon, discovery_share)."))
+            f"to be found{spread}. List its categories in a profile, or spend more (--epsilon, discovery_share)."))
     column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, source=DomainSource.DP_ESTIMATED)
     held = float(np.maximum(found.to_numpy(), 0).sum())
     if cells is not None and cells > 0 and held < ROUGH_COVERAGE * cells:
         return column, Finding(name, Kind.CATEGORICAL, "rough", (
             f"{len(categories)} values found, holding about {min(held / cells, 1):.0%} of its cells (noisy); the "
-            f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget"))
+            f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget{spread}"))
     return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found")
 
 
+@dataclass(frozen=True)
+class Detection:
+    """What ``detect_identifier`` found: an id or text column (else None) with its finding, the
+    budget left for the column's domain, and the noisy count of distinct values."""
+
+    column: UnmodelledColumn | None
+    finding: Finding | None
+    left: float
+    distinct: float
+
+
 def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
-                      delta: float, cells: float, missing_markers: Sequence[str] = ("",),
-                      ) -> tuple[UnmodelledColumn | None, Finding | None, float]:
-    """An id or free-text column, when the column is (nearly) unique per row; and the budget left.
+                      delta: float, cells: float, missing_markers: Sequence[str] = ("",)) -> Detection:
+    """An id or free-text column, when the column is (nearly) unique per row (``Detection``).
 
     A noisy count of the distinct values costs what gives it a noise deviation of
     ``DISTINCT_PRECISION`` times ``cells`` (ample for the decision below: a large column pays
     almost nothing), at most ``ID_DETECTION_SHARE`` of ``budget``. One person changes the count
-    by at most one, under either relation; it is charged as a histogram cell, which is never less. It must clear ``UNIQUE_SHARE`` of the vote's noisy count of cells (``cells``)
-    by ``LEAD_MARGIN`` deviations. Only then is the rest spent, on a thresholded histogram of the
+    by at most one, under either relation; it is charged as a histogram cell, which is never
+    less. It must clear ``UNIQUE_SHARE`` of the vote's noisy count of cells (``cells``) by
+    ``LEAD_MARGIN`` deviations. Only then is the rest spent, on a thresholded histogram of the
     values' key shapes (``synth.unmodelled``), which shapes the fresh keys (or, for text with no
-    dominant shape, says free text); otherwise the rest is returned for the column's domain.
+    dominant shape, says free text); otherwise the rest is left for the column's domain.
     """
     exact = text_counts(series, missing_markers)
     share = min(budget * ID_DETECTION_SHARE, counts.budget_for_std(DISTINCT_PRECISION * cells))
-    distinct = counts.release(np.array([exact.size]), share, query=f"distinct({name}): count of distinct values")
-    unique_enough = float(distinct.values[0]) - LEAD_MARGIN * distinct.std
+    released = counts.release(np.array([exact.size]), share, query=f"distinct({name}): count of distinct values")
+    distinct = float(released.values[0])
+    unique_enough = distinct - LEAD_MARGIN * released.std
     if unique_enough < UNIQUE_SHARE * cells:
-        return None, None, budget - share
+        return Detection(None, None, budget - share, distinct)
     shapes, _ = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes")
     column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED.value)
     assert column is not None  # uniqueness was checked above with the same numbers
     kind = Kind(column.kind)
     if kind == Kind.TEXT:
-        return column, Finding(name, kind, "rough", (
-            f"free text: about {distinct.values[0]} distinct values in {cells:.0f} cells (noisy), with no shared "
-            "shape; left out of the model, its output column is empty")), 0.0
+        return Detection(column, Finding(name, kind, "rough", (
+            f"free text: about {distinct:.0f} distinct values in {cells:.0f} cells (noisy), with no shared "
+            "shape; left out of the model, its output column is empty")), 0.0, distinct)
     keys = f"shaped {column.template}" if column.template else "1, 2, 3, ..."
-    return column, Finding(name, kind, "located", (
-        f"an identifier: about {distinct.values[0]} distinct values in {cells:.0f} cells (noisy); written as "
-        f"fresh keys {keys}")), 0.0
+    return Detection(column, Finding(name, kind, "located", (
+        f"an identifier: about {distinct:.0f} distinct values in {cells:.0f} cells (noisy); written as "
+        f"fresh keys {keys}")), 0.0, distinct)
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
@@ -329,18 +345,19 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC)
             findings.append(Finding(name, kind, "located", "true/false"))
             continue
-        left = budgets[name]
+        left, distinct = budgets[name], None
         if _may_be_identifier(name, kind, vote, deltas):
             assert vote.cells is not None
-            unique, finding, left = detect_identifier(name, df[name], kind == Kind.CATEGORICAL, counts, left,
-                                                      deltas[name], vote.cells, missing_markers)
-            if unique is not None and finding is not None:
-                columns[name] = unique
-                findings.append(finding)
+            detection = detect_identifier(name, df[name], kind == Kind.CATEGORICAL, counts, left,
+                                          deltas[name], vote.cells, missing_markers)
+            if detection.column is not None and detection.finding is not None:
+                columns[name] = detection.column
+                findings.append(detection.finding)
                 continue
+            left, distinct = detection.left, detection.distinct
         if kind == Kind.CATEGORICAL:
             column, finding = discover_categories(name, df[name], counts, left, deltas[name],
-                                                  missing_markers, vote.cells)
+                                                  missing_markers, vote.cells, distinct)
         else:
             values, _ = parse_values(df[name], kind, missing_markers)
             located = locate_bounds(name, values, kind, counts, left, vote.cells)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -203,6 +204,8 @@ def test_a_column_of_rare_values_is_lost_and_said_so_or_left_out_when_accepted(c
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "-o", str(tmp_path / "o"))
     assert_clean_error(code, err, "could not be found under DP", "rare", "lost", "a value needs about",
                        "--accept-rough-domains", "already spent")
+    spread = re.search(r"it holds about (\d+) values, about (\d+) rows each", err)  # from the noisy distinct count
+    assert spread and abs(int(spread.group(1)) - 2000) < 750 and 3 <= int(spread.group(2)) <= 8  # deviation 250
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "--accept-rough-domains",
                            "-o", str(tmp_path / "o"))

@@ -112,8 +112,10 @@ def test_a_column_of_repeated_values_is_never_taken_for_an_identifier():
     taken = 0
     for seed in range(20):
         counts = _counts(seed=seed)
-        column, _, left = detect_identifier("v", series, True, counts, 0.05, 1e-7, 3000.0)
+        detection = detect_identifier("v", series, True, counts, 0.05, 1e-7, 3000.0)
+        column, left = detection.column, detection.left
         taken += column is not None
+        assert abs(detection.distinct - 1500) < 5 * 75
         (entry,) = counts.accountant.ledger  # the distinct count only, priced by need: a deviation of 75
         assert entry.noise_scale == pytest.approx(75.0, rel=1e-6) and left == pytest.approx(0.05 - entry.cost.rho)
     assert taken == 0

@@ -36,7 +36,7 @@ import pandas as pd
 from auditing import AuditResult, Claim, audit, log_likelihood_ratio
 
 from synth.bounds import LocatedBounds, locate_bounds
-from synth.discovery import detect_identifier
+from synth.discovery import Detection, detect_identifier
 from synth.curator import CountRelease, Curator
 from synth.engines import EngineResult, make_engine
 from synth.kinds import Kind
@@ -396,13 +396,14 @@ IDENTIFIER_KEYS = 94  # distinct keys on the first data set, near the uniqueness
 
 
 def exact_distinct_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
-                              delta: float, cells: float) -> tuple[UnmodelledColumn | None, None, float]:
+                              delta: float, cells: float) -> Detection:
     """The mutation: the same charges, then uniqueness decided on the exact distinct count (a free read)."""
-    detect_identifier(name, series, text_like, counts, budget, delta, cells)
-    return (UnmodelledColumn(name, "text") if series.nunique() > IDENTIFIER_KEYS else None), None, 0.0
+    honest = detect_identifier(name, series, text_like, counts, budget, delta, cells)
+    column = UnmodelledColumn(name, "text") if series.nunique() > IDENTIFIER_KEYS else None
+    return dataclasses.replace(honest, column=column)
 
 
-def identifier_runs(detect: Callable[..., tuple[Any, Any, float]], noise: NoiseFactory, runs: int) -> Sample:
+def identifier_runs(detect: Callable[..., Detection], noise: NoiseFactory, runs: int) -> Sample:
     """``discovery.detect_identifier`` (a noisy distinct count, then a thresholded histogram of key
     shapes; Laplace under approximate DP at ε = EPSILON) on a column of distinct keys and on it
     with one more key. Statistic: whether the column was taken as an identifier or free text."""
@@ -414,8 +415,7 @@ def identifier_runs(detect: Callable[..., tuple[Any, Any, float]], noise: NoiseF
         for run in range(runs):
             accountant = Accountant(Budget(50.0, DELTA), Notion.APPROX)
             counts = CountRelease(accountant, source, ADD_REMOVE)
-            column, _, _ = detect("x", series, True, counts, EPSILON, DELTA / 2, IDENTIFIER_CELLS)
-            unique[run] = column is not None
+            unique[run] = detect("x", series, True, counts, EPSILON, DELTA / 2, IDENTIFIER_CELLS).column is not None
         statistics.append(unique)
         claims.append(spent_claim(accountant))
     return Sample(statistics[0], statistics[1], largest(claims))
