@@ -184,15 +184,6 @@ class Curator:
     def budget_unit(self) -> str:
         return self._counts.budget_unit
 
-    def budget_for_std(self, std: float) -> float:
-        """The budget at which each cell of a histogram gets noise of standard deviation ``std``
-        (the inverse of ``calibrate``: σ = std under zCDP, b = std/√2 for the Laplace)."""
-        if not std > 0:
-            raise EngineError(f"a noise deviation of {std} was asked for; it must be positive.")
-        if self.accountant.notion == Notion.ZCDP:
-            return self.neighbouring.histogram_l2**2 / (2.0 * std**2)
-        return math.sqrt(2.0) * self.neighbouring.histogram_l1 / std
-
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""
         return self._counts.noise_scale(budget)
