@@ -167,3 +167,15 @@ def test_a_profile_of_only_id_and_text_columns_is_refused_before_spending():
                       epsilon=1.0, delta=1e-9, engine="independent")
     with pytest.raises(ProfileError, match="nothing to model"):
         synth.describe(pd.DataFrame({"k": [1, 2], "t": ["a", "b"]}), profile)
+
+
+def test_kinds_declared_id_and_text_in_python_cost_nothing_and_are_written_by_their_rule():
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"k": rng.permutation(3000), "t": [f"note {i}" for i in range(3000)],
+                       "c": rng.choice(["a", "b"], 3000)})
+    description = synth.describe(df, epsilon=1.0, delta=1e-9, seed=2, kinds={"k": "id", "t": "text"}, report_to=None)
+    queries = [e.query.split(":")[0] for e in description.ledger]
+    assert not any("(k)" in q or "(t)" in q for q in queries)
+    assert description.privacy["kind_sources"] == {"k": "public", "t": "public", "c": "dp-estimated"}
+    out = synth.generate(description, 50, seed=1)
+    assert list(out.columns) == ["k", "t", "c"] and out["k"].tolist() == list(range(1, 51)) and out["t"].isna().all()
