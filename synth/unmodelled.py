@@ -9,7 +9,8 @@ or imitating its values would copy people. Two kinds stay out of the model:
   both, as in hexadecimal), anything else itself (``-``, ``_``, ``.``). An all-digit template of
   length L gives the integers 10^L, 10^L + 1, ... (one digit longer than any key of that shape, so
   none can equal one); any other template gives distinct keys drawn at random from its space,
-  widened by leading digits until it holds at least ``SPARE_SPACE`` times the rows (a key then
+  widened by repeating its first character's class (``AAA`` becomes ``AAAA``) until it holds at
+  least ``SPARE_SPACE`` times the rows (a key then
   matches a given real key only by a chance below 1 %, and even then carries nothing of its row).
   Without a template the keys are 1, 2, 3, ...
 * ``text``: free text (comments, names). The output column is kept, with every cell empty.
@@ -133,7 +134,7 @@ def _template_space(template: str) -> float:
 def _random_keys(template: str, rows: int, rng: np.random.Generator) -> np.ndarray:
     """``rows`` distinct keys drawn uniformly from the template's space (widened as needed)."""
     while _template_space(template) < SPARE_SPACE * max(rows, 1):
-        template = "9" + template
+        template = (template[0] if template[0] in _CLASSES else "9") + template  # one more of its first class
     keys: np.ndarray = np.empty(0, dtype=object)
     while keys.size < rows:
         draw = max(2 * (rows - keys.size), 16)

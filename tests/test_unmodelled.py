@@ -43,8 +43,8 @@ def test_fresh_keys_have_the_template_shape_are_distinct_and_never_reuse_a_real_
     digits = UnmodelledColumn("k", "id", "9999").generate(20_000, rng)
     # every real key of this shape is below 10,000: the fresh ones start above every one of them
     assert digits.tolist() == list(range(10_000, 30_000))
-    small = UnmodelledColumn("k", "id", "A9").generate(1000, rng)  # 260 keys: widened by leading digits
-    assert small.is_unique and small.str.fullmatch(r"[0-9]+[A-Z][0-9]").all()
+    small = UnmodelledColumn("k", "id", "A9").generate(1000, rng)  # 260 keys: widened by more letters
+    assert small.is_unique and small.str.fullmatch(r"[A-Z]{3}[0-9]").all()  # 26^3 * 10 >= 100 * 1000 > 26 * 26 * 10
     assert UnmodelledColumn("k", "id").generate(3, rng).tolist() == [1, 2, 3]
     text = UnmodelledColumn("c", "text").generate(4, rng)
     assert text.isna().all() and len(text) == 4
