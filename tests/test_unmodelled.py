@@ -179,3 +179,24 @@ def test_kinds_declared_id_and_text_in_python_cost_nothing_and_are_written_by_th
     assert description.privacy["kind_sources"] == {"k": "public", "t": "public", "c": "dp-estimated"}
     out = synth.generate(description, 50, seed=1)
     assert list(out.columns) == ["k", "t", "c"] and out["k"].tolist() == list(range(1, 51)) and out["t"].isna().all()
+
+
+def test_evaluate_with_the_description_compares_the_modelled_columns_and_lists_the_rest():
+    # The release models "c" and "n", writes "k" as fresh keys and "t" empty, and left "lost" out:
+    # evaluation with the Description compares the modelled columns and lists the others.
+    from synth.evaluate import evaluate
+    from synth.profile import Profile
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"k": np.arange(2000), "c": rng.choice(["a", "b"], 2000), "n": rng.integers(0, 9, 2000),
+                       "t": [f"note {i}" for i in range(2000)], "lost": rng.choice(["x", "y"], 2000)})
+    schema = Schema.ordered([UnmodelledColumn("k", "id"), Column("c", Kind.CATEGORICAL, categories=("a", "b")),
+                             Column("n", Kind.INTEGER, lower=0, upper=8, bins=9), UnmodelledColumn("t", "text")])
+    description = synth.describe(df, Profile(schema=schema, epsilon=2.0, delta=1e-9, engine="mst", seed=3))
+    synthetic = synth.generate(description, 2000, seed=1)
+    report = evaluate(df, synthetic, description.schema)
+    notes = " ".join(report.notes)
+    assert "Not evaluated: column(s) ['k', 't', 'lost']" in notes
+    columns = report.to_dict()["fidelity"]["columns"]
+    assert {c["column"] if isinstance(c, dict) else c for c in columns} == {"c", "n"}
+    with pytest.raises(Exception, match="do not have the same columns"):
+        evaluate(df, synthetic)  # without the Description both tables must match

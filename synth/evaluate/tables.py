@@ -105,24 +105,31 @@ def _header(table: TableLike, markers: tuple[str, ...]) -> list[str]:
         chunks.close()
 
 
-def _check_columns(original: list[str], synthetic: list[str], schema: Schema | None, target: str | None) -> None:
+def _check_columns(original: list[str], synthetic: list[str], schema: Schema | None, target: str | None) -> list[str]:
+    """DataError unless the tables can be compared; the original's columns left unevaluated.
+
+    Without a schema both tables must have the same columns. With the release's schema, the
+    columns it models must be in both; the original may hold more (columns the release left out,
+    or id and text columns, which it does not model): those are returned, to be listed."""
     only_o = [n for n in original if n not in synthetic]
     only_s = [n for n in synthetic if n not in original]
-    if only_o or only_s:
+    if only_s or (only_o and schema is None):
         raise DataError(
             f"the two tables do not have the same columns (only in the original: {only_o}; only in the "
             f"synthetic: {only_s}). Evaluate a synthetic table made from this original, with its column names."
         )
     if target is not None and target not in (original if schema is None else schema.names):
-        raise DataError(f"the target column {target!r} is not a column of the tables; choose one of "
+        raise DataError(f"the target column {target!r} is not a column the release models; choose one of "
                         f"{list(original if schema is None else schema.names)}.")
-    if schema is not None:
-        absent = [n for n in schema.names if n not in original]
-        if absent:
-            raise DataError(
-                f"the Description names column(s) {absent} that the tables lack. Pass the Description "
-                "this synthetic table was generated from."
-            )
+    if schema is None:
+        return []
+    absent = [n for n in schema.names if n not in original or n not in synthetic]
+    if absent:
+        raise DataError(
+            f"the Description models column(s) {absent} that the tables lack. Pass the Description "
+            "this synthetic table was generated from."
+        )
+    return [n for n in original if n not in schema.names]
 
 
 def _draft_schema(original: TableLike, markers: tuple[str, ...], rng: np.random.Generator,
@@ -190,8 +197,11 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
     """Read, check and encode both tables (DataError on different columns, no rows, other kinds, or
     a ``target`` that is not a column), before any other work."""
     markers = schema.missing_markers if schema is not None else missing_markers
-    _check_columns(_header(original, markers), _header(synthetic, markers), schema, target)
+    unevaluated = _check_columns(_header(original, markers), _header(synthetic, markers), schema, target)
     notes = []
+    if unevaluated:
+        notes.append(f"Not evaluated: column(s) {unevaluated}, which the release does not model (left out, or "
+                     "written by their own rule: fresh keys for an id column, empty cells for free text).")
     if schema is None:
         schema, source = _draft_schema(original, markers, np.random.default_rng(seed), progress)
         notes.append(f"The discretisation (categories, numeric bins) was drafted from {source}; pass "
