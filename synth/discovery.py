@@ -306,7 +306,8 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     A kind of None (not declared in public) is first decided by ``vote_kind``. The votes get
     ``VOTE_WEIGHT`` each against the domains to come (``UNDECIDED_WEIGHT`` for an undecided
     column, ``DOMAIN_WEIGHTS`` for a declared one); what the votes leave is then split over the
-    domains by ``DOMAIN_WEIGHTS`` of the kinds decided. Text columns share ``delta`` equally.
+    domains by ``DOMAIN_WEIGHTS`` of the kinds decided. ``delta`` is shared equally, after the
+    votes, by the columns that need it: text, and whole numbers that may be keys.
     """
     undecided = [n for n, k in kinds.items() if k is None]
     domain_weight = sum(UNDECIDED_WEIGHT if k is None else DOMAIN_WEIGHTS[k] for k in kinds.values())
@@ -316,14 +317,15 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             vote_budget, budget = split_budget(budget, [VOTE_WEIGHT * len(undecided), domain_weight])
         else:
             vote_budget, budget = budget, 0.0
-    might_need_delta = [n for n, k in kinds.items() if k in (None, Kind.CATEGORICAL)]
-    deltas = dict(zip(might_need_delta, split_budget(delta, [1.0] * len(might_need_delta)))) if delta > 0 else {}
     votes = {name: Vote(kind) for name, kind in kinds.items() if kind is not None}
     if undecided:
         shares = split_budget(vote_budget, [1.0] * len(undecided))
         for name, share in progress.track(list(zip(undecided, shares)), "deciding column kinds under DP", len(undecided)):
             votes[name] = vote_kind(name, df[name], counts, share, missing_markers, notes)
     decided = {name: votes[name].kind for name in kinds}
+    # δ goes only to the columns the votes left needing it: text, and whole numbers that may be keys
+    need_delta = [n for n in kinds if decided[n] == Kind.CATEGORICAL or _may_be_identifier(n, decided[n], votes[n])]
+    deltas = dict(zip(need_delta, split_budget(delta, [1.0] * len(need_delta)))) if delta > 0 and need_delta else {}
     text = [n for n, k in decided.items() if k == Kind.CATEGORICAL and n not in deltas]
     if text:
         raise BudgetError(
@@ -346,7 +348,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             findings.append(Finding(name, kind, "located", "true/false"))
             continue
         left, distinct = budgets[name], None
-        if _may_be_identifier(name, kind, vote, deltas):
+        if name in deltas and _may_be_identifier(name, kind, vote):
             assert vote.cells is not None
             detection = detect_identifier(name, df[name], kind == Kind.CATEGORICAL, counts, left,
                                           deltas[name], vote.cells, missing_markers)
@@ -368,9 +370,9 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     return Discovery(columns, tuple(findings))
 
 
-def _may_be_identifier(name: str, kind: Kind, vote: Vote, deltas: Mapping[str, float]) -> bool:
+def _may_be_identifier(name: str, kind: Kind, vote: Vote) -> bool:
     """Voted text, or voted whole numbers under a key-like name (``looks_like_identifier``: a
-    public fact), with δ to find the keys' shape: worth a noisy distinct count."""
-    if vote.cells is None or not vote.cells > 0 or name not in deltas:
+    public fact): worth a noisy distinct count (and δ to find the keys' shape)."""
+    if vote.cells is None or not vote.cells > 0:
         return False
     return kind == Kind.CATEGORICAL or (kind == Kind.INTEGER and looks_like_identifier(name))

@@ -232,3 +232,13 @@ def test_discovered_columns_carry_the_vote_on_missing_cells():
     assert not found.columns["n"].missing and found.columns["t"].missing and not found.columns["b"].missing
     declared = discover_columns(df, {"n": Kind.INTEGER}, _counts(epsilon=8.0), 0.3, 0.0, SILENT)
     assert declared.columns["n"].missing  # not voted: the code stays, whatever the data
+
+
+def test_delta_goes_only_to_the_columns_the_votes_call_text():
+    # Three columns undecided before the votes; only "t" turns out to be text, so the whole δ of
+    # discovery is its own (splitting it three ways before the votes would waste two thirds).
+    df = pd.DataFrame({"n": np.arange(3000) % 40, "m": np.arange(3000) % 7, "t": ["a", "b", "c"] * 1000})
+    counts = _counts()
+    discover_columns(df, {"n": None, "m": None, "t": None}, counts, 0.1, 3e-7, SILENT)
+    (entry,) = [e for e in counts.accountant.ledger if e.query.startswith("categories(t)")]
+    assert entry.cost.delta == pytest.approx(3e-7, rel=1e-12)
