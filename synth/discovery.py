@@ -62,6 +62,7 @@ DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kin
                   Kind.ID: 0.0, Kind.TEXT: 0.0}
 ID_DETECTION_SHARE = 0.2  # at most this share of a candidate column's domain budget buys its noisy distinct count
 DISTINCT_PRECISION = 0.025  # ... and no more than gives it noise of this deviation per noisy cell of the column
+SPREAD_CLEARANCE = 3.0  # a noisy distinct count is quoted (values, rows each) only when it clears this many deviations
 ALLOCATION = {"kind vote": VOTE_WEIGHT, "undecided domain": UNDECIDED_WEIGHT,
               **{f"{kind.value} domain": weight for kind, weight in DOMAIN_WEIGHTS.items()}}
 
@@ -201,12 +202,14 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
 @dataclass(frozen=True)
 class Detection:
     """What ``detect_identifier`` found: an id or text column (else None) with its finding, the
-    budget left for the column's domain, and the noisy count of distinct values."""
+    budget left for the column's domain, and the noisy count of distinct values with its noise
+    deviation."""
 
     column: UnmodelledColumn | None
     finding: Finding | None
     left: float
     distinct: float
+    distinct_std: float
 
 
 def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
@@ -228,7 +231,7 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
     distinct = float(released.values[0])
     unique_enough = distinct - LEAD_MARGIN * released.std
     if unique_enough < UNIQUE_SHARE * cells:
-        return Detection(None, None, budget - share, distinct)
+        return Detection(None, None, budget - share, distinct, released.std)
     shapes, _ = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes")
     column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED.value)
     assert column is not None  # uniqueness was checked above with the same numbers
@@ -236,11 +239,11 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
     if kind == Kind.TEXT:
         return Detection(column, Finding(name, kind, "rough", (
             f"free text: about {distinct:.0f} distinct values in {cells:.0f} cells (noisy), with no shared "
-            "shape; left out of the model, its output column is empty")), 0.0, distinct)
+            "shape; left out of the model, its output column is empty")), 0.0, distinct, released.std)
     keys = f"shaped {column.template}" if column.template else "1, 2, 3, ..."
     return Detection(column, Finding(name, kind, "located", (
         f"an identifier: about {distinct:.0f} distinct values in {cells:.0f} cells (noisy); written as "
-        f"fresh keys {keys}")), 0.0, distinct)
+        f"fresh keys {keys}")), 0.0, distinct, released.std)
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
@@ -356,7 +359,9 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                 columns[name] = detection.column
                 findings.append(detection.finding)
                 continue
-            left, distinct = detection.left, detection.distinct
+            left = detection.left
+            if detection.distinct >= SPREAD_CLEARANCE * detection.distinct_std:  # else too noisy to tell
+                distinct = detection.distinct
         if kind == Kind.CATEGORICAL:
             column, finding = discover_categories(name, df[name], counts, left, deltas[name],
                                                   missing_markers, vote.cells, distinct)

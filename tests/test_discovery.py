@@ -242,3 +242,13 @@ def test_delta_goes_only_to_the_columns_the_votes_call_text():
     discover_columns(df, {"n": None, "m": None, "t": None}, counts, 0.1, 3e-7, SILENT)
     (entry,) = [e for e in counts.accountant.ledger if e.query.startswith("categories(t)")]
     assert entry.cost.delta == pytest.approx(3e-7, rel=1e-12)
+
+
+def test_a_distinct_count_too_noisy_to_tell_is_not_quoted():
+    # 30,000 cells of 300 values: the distinct count's deviation (2.5 % of the cells: 750) dwarfs
+    # 300, so the message quotes no "values, rows each"; with 10,000 values of 3 rows it does.
+    for values, quoted in ((300, False), (10_000, True)):
+        df = pd.DataFrame({"v": [f"x{i % values}" for i in range(30_000)]})
+        found = discover_columns(df, {"v": None}, _counts(), 0.00002, 5e-7, SILENT)
+        (finding,) = found.findings
+        assert finding.verdict == "lost" and ("it holds about" in finding.detail) == quoted
