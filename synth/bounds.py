@@ -35,7 +35,7 @@ from synth.cells import datetime_to_seconds, seconds_to_iso
 from synth.curator import CountRelease, NoisyCounts
 from synth.kinds import DomainSource, Kind
 from synth.privacy import split_budget
-from synth.schema import Column
+from synth.schema import Column, number_text
 
 FINE_BUCKETS = 256
 COARSE_WINDOWS = (1, 2, 4)  # runs of buckets tested for mass in the coarse histogram
@@ -206,10 +206,6 @@ def _holds_most(fine: NoisyCounts, located: tuple[int, int], cells: float) -> bo
     return float(part.sum()) - HOLD_MARGIN * fine.std * math.sqrt(part.size) >= MIN_COVERAGE * cells
 
 
-def _number_text(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
 def _integer_range(lower: float, upper: float) -> tuple[float, float]:
     """The whole numbers inside [lower, upper) (at least two of them)."""
     low = float(math.ceil(lower))
@@ -240,7 +236,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
     held = float(np.maximum(coarse.values[found[0]:found[1] + 1], 0).sum())
     if cells is not None and cells > 0 and held < MIN_COVERAGE * cells:
-        text = seconds_to_iso if kind == Kind.DATETIME else _number_text
+        text = seconds_to_iso if kind == Kind.DATETIME else number_text
         return LocatedBounds(None, "lost", (
             f"the range that stood clear of the noise, [{text(lower)}, {text(upper)}), holds about {held / cells:.0%} "
             f"of its values (noisy); the rest are spread too thinly for this budget. Give lower and upper in a "

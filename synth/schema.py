@@ -46,7 +46,8 @@ _COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", 
 # --- small conversions -------------------------------------------------------------------------
 
 
-def _number_text(x: float) -> str:
+def number_text(x: float) -> str:
+    """A bound or cut as text: whole numbers without a decimal point, others to 10 digits."""
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else format(x, ".10g")
 
 
@@ -330,7 +331,7 @@ class Column:
                 str(int(a)) if b - a == 1 else f"[{int(a)}, {int(b)})" for a, b in zip(edges[:-1], edges[1:])
             ]
         else:
-            text = seconds_to_iso if self.kind == Kind.DATETIME else _number_text
+            text = seconds_to_iso if self.kind == Kind.DATETIME else number_text
             names = [f"[{text(a)}, {text(b)})" for a, b in zip(edges[:-1], edges[1:])]
             names[-1] = names[-1][:-1] + "]"
         return (*names, *closing)
@@ -338,7 +339,7 @@ class Column:
     def bound_texts(self) -> tuple[str, str]:
         """The bounds as text (ISO dates for datetime columns)."""
         assert self.lower is not None and self.upper is not None
-        text = seconds_to_iso if self.kind == Kind.DATETIME else _number_text
+        text = seconds_to_iso if self.kind == Kind.DATETIME else number_text
         return text(self.lower), text(self.upper)
 
     # -- serialisation --
