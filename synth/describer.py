@@ -110,7 +110,7 @@ def _columns_to_discover(df: pd.DataFrame, profile: Profile, declared: Mapping[s
             f"the profile names column(s) {missing} that the data lacks (its columns: "
             f"{list(df.columns)}). Fix the names in the profile or pass the right file."
         )
-    return {name: kind for name, kind in profile.to_estimate.items()}
+    return dict(profile.to_estimate)
 
 
 def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dict[str, str]:

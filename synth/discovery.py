@@ -233,9 +233,9 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
     if unique_enough < UNIQUE_SHARE * cells:
         return Detection(None, None, budget - share, distinct, released.std)
     shapes, _ = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes")
-    column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED.value)
+    column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED)
     assert column is not None  # uniqueness was checked above with the same numbers
-    kind = Kind(column.kind)
+    kind = column.kind
     if kind == Kind.TEXT:
         return Detection(column, Finding(name, kind, "rough", (
             f"free text: about {distinct:.0f} distinct values in {cells:.0f} cells (noisy), with no shared "
@@ -342,7 +342,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
         kind, vote = decided[name], votes[name]
         if kind in UNMODELLED_KINDS:  # declared in public: nothing to measure
-            columns[name] = UnmodelledColumn(name, kind.value, None, DomainSource.PUBLIC.value)
+            columns[name] = UnmodelledColumn(name, kind, None, DomainSource.PUBLIC)
             findings.append(Finding(name, kind, "located", "declared; " + (
                 "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty")))
             continue

@@ -41,7 +41,7 @@ def _draft_unique(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
     if cells < DRAFT_MIN_KEYS:
         return None
     return judge_unique(name, float(exact.size), cells, template_counts(exact).to_dict(), kind == Kind.CATEGORICAL,
-                        DomainSource.DATA_DERIVED.value)
+                        DomainSource.DATA_DERIVED)
 
 
 def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, ...]) -> Column | UnmodelledColumn:

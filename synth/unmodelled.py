@@ -10,8 +10,8 @@ or imitating its values would copy people. Two kinds stay out of the model:
   length L gives the integers 10^L, 10^L + 1, ... (one digit longer than any key of that shape, so
   none can equal one); any other template gives distinct keys drawn at random from its space,
   widened by repeating its first character's class (``AAA`` becomes ``AAAA``) until it holds at
-  least ``SPARE_SPACE`` times the rows (a key then
-  matches a given real key only by a chance below 1 %, and even then carries nothing of its row).
+  least ``SPARE_SPACE`` times the rows (a key then matches a given real key only by a chance below
+  1 %, and even then carries nothing of its row).
   Without a template the keys are 1, 2, 3, ...
 * ``text``: free text (comments, names). The output column is kept, with every cell empty.
 
@@ -29,13 +29,12 @@ import numpy as np
 import pandas as pd
 
 from synth.errors import SchemaError
+from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 
-ID_KIND, TEXT_KIND = "id", "text"
 UNIQUE_SHARE = 0.8  # distinct values per present cell from which a column counts as (nearly) unique per row
 TEMPLATE_SHARE = 0.5  # a key shape must hold this share of the cells to shape the fresh keys
 MAX_TEMPLATE = 64  # longer texts are not keys
 SPARE_SPACE = 100  # a random-key template must hold this many keys per row
-SOURCES = ("public", "dp-estimated", "data-derived")
 _CLASSES = {"9": "0123456789", "A": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "a": "abcdefghijklmnopqrstuvwxyz",
             "X": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", "x": "0123456789abcdefghijklmnopqrstuvwxyz"}
 _RUN = re.compile(r"[0-9A-Za-z]+")
@@ -81,23 +80,25 @@ class UnmodelledColumn:
     """An ``id`` or ``text`` column: left out of the model, written by the rule of its kind."""
 
     name: str
-    kind: str
+    kind: Kind
     template: str | None = None
-    source: str = "public"
+    source: DomainSource = DomainSource.PUBLIC
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise SchemaError("every column needs a non-empty name (a string). Fix the column's name.")
-        kind = getattr(self.kind, "value", self.kind)
-        if kind not in (ID_KIND, TEXT_KIND):
+        try:
+            kind, source = Kind(self.kind), DomainSource(self.source)
+        except ValueError:
+            raise SchemaError(f"column {self.name!r}: an unmodelled column is of kind \"id\" or \"text\", and its "
+                              f"source one of {', '.join(s.value for s in DomainSource)}.") from None
+        if kind not in UNMODELLED_KINDS:
             raise SchemaError(f"column {self.name!r}: an unmodelled column is of kind \"id\" or \"text\".")
         object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "source", getattr(self.source, "value", self.source))
-        if self.source not in SOURCES:
-            raise SchemaError(f"column {self.name!r}: source must be one of {', '.join(SOURCES)}.")
+        object.__setattr__(self, "source", source)
         if self.template is None:
             return
-        if kind == TEXT_KIND:
+        if kind == Kind.TEXT:
             raise SchemaError(f"column {self.name!r} (text) cannot have a template; only an id column has one.")
         if not isinstance(self.template, str) or not 0 < len(self.template) <= MAX_TEMPLATE:
             raise SchemaError(f"column {self.name!r} (id): template must be a text of 1 to {MAX_TEMPLATE} "
@@ -111,7 +112,7 @@ class UnmodelledColumn:
 
     def generate(self, rows: int, rng: np.random.Generator) -> pd.Series:
         """The column's cells for ``rows`` synthetic rows (see the module docstring)."""
-        if self.kind == TEXT_KIND:
+        if self.kind == Kind.TEXT:
             return pd.Series(pd.array([None] * rows, dtype="string"))
         if self.template is None:
             return pd.Series(np.arange(1, rows + 1, dtype=np.int64))
@@ -120,10 +121,10 @@ class UnmodelledColumn:
         return pd.Series(pd.array(_random_keys(self.template, rows, rng), dtype="string"))
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind.value}
         if self.template is not None:
             out["template"] = self.template
-        out["source"] = self.source
+        out["source"] = self.source.value
         return out
 
 
@@ -146,7 +147,7 @@ def _random_keys(template: str, rows: int, rng: np.random.Generator) -> np.ndarr
 
 
 def judge_unique(name: str, distinct: float, cells: float, templates: Mapping[str, float],
-                 text_like: bool, source: str) -> UnmodelledColumn | None:
+                 text_like: bool, source: DomainSource) -> UnmodelledColumn | None:
     """An ``id`` or ``text`` column when ``distinct`` values reach ``UNIQUE_SHARE`` of ``cells``;
     else None. ``templates``: key shape -> count (the shapes that were found). A shape holding
     ``TEMPLATE_SHARE`` of the cells shapes the keys; a column of numbers (``text_like`` False) is
@@ -156,10 +157,10 @@ def judge_unique(name: str, distinct: float, cells: float, templates: Mapping[st
     if text_like:
         shape, count = max(templates.items(), key=lambda item: item[1], default=(None, 0.0))
         if shape is not None and count >= TEMPLATE_SHARE * cells:
-            return UnmodelledColumn(name, ID_KIND, shape, source)
-        return UnmodelledColumn(name, TEXT_KIND, None, source)
+            return UnmodelledColumn(name, Kind.ID, shape, source)
+        return UnmodelledColumn(name, Kind.TEXT, None, source)
     digits = [shape for shape in templates if set(shape) == {"9"}]
-    return UnmodelledColumn(name, ID_KIND, max(digits, key=len) if digits else None, source)
+    return UnmodelledColumn(name, Kind.ID, max(digits, key=len) if digits else None, source)
 
 
 def unmodelled_from_dict(data: Mapping[str, Any]) -> UnmodelledColumn:
@@ -169,4 +170,4 @@ def unmodelled_from_dict(data: Mapping[str, Any]) -> UnmodelledColumn:
         raise SchemaError(f"column {data.get('name')!r} ({data.get('kind')}) has unknown key(s) {unknown}; an id "
                           "column has name, kind, template and source; a text column has no template.")
     return UnmodelledColumn(data.get("name"), data.get("kind"), data.get("template"),  # type: ignore[arg-type]
-                            data.get("source", "public"))
+                            data.get("source", DomainSource.PUBLIC))

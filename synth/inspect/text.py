@@ -11,6 +11,7 @@ import math
 from synth.description import Description
 from synth.manifest import guarantee_statement
 from synth.generate import fit_model
+from synth.kinds import Kind
 
 BAR_WIDTH = 30
 MAX_VALUES_SHOWN = 12
@@ -56,6 +57,6 @@ def inspect_text(description: Description) -> str:
             lines.append(f"    ... {p.size - MAX_VALUES_SHOWN} more codes")
     for unmodelled in description.schema.unmodelled:
         rule = (f"fresh keys shaped {unmodelled.template}" if unmodelled.template else "fresh keys 1, 2, 3, ...") \
-            if unmodelled.kind == "id" else "left empty (free text)"
-        lines.append(f"  {unmodelled.name} [{unmodelled.kind}, not modelled: {rule}]")
+            if unmodelled.kind == Kind.ID else "left empty (free text)"
+        lines.append(f"  {unmodelled.name} [{unmodelled.kind.value}, not modelled: {rule}]")
     return "\n".join(lines)
