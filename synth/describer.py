@@ -229,15 +229,16 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
     discovery_record: dict[str, Any] = {}
     if to_discover:
         left = accountant.remaining()
-        budget = (left.rho if accountant.notion == Notion.ZCDP else left.epsilon) * profile.discovery_share
-        discovery = discover_columns(df, to_discover, counts, budget, discovery_delta, progress,
-                                     profile.missing_markers, notes)
+        whole = left.rho if accountant.notion == Notion.ZCDP else left.epsilon
+        discovery = discover_columns(df, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
+                                     profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
         schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
         if not schema.columns:
             raise DiscoveryError(f"every column left is an identifier or free text, so there is nothing to model:\n"
                                  f"{discovery.table()}\nDeclare the kinds of the columns to model in a profile.")
-        discovery_record = {"discovery_weights": dict(ALLOCATION),
+        discovery_record = {"discovery_weights": dict(ALLOCATION), "discovery_reserve": profile.discovery_reserve,
+                            "second_pass": list(discovery.second_pass),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:
         schema = profile.schema

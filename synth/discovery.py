@@ -12,7 +12,8 @@ releases only noisy, charged answers:
   histogram): a value is kept only if its noisy count clears a threshold chosen so that a value
   held by a single person appears with probability at most δ₀, charged as δ₀ itself on top of the
   noise (the computed tail sits a margin below δ₀, so float rounding in it cannot understate δ).
-  This needs δ > 0; under pure DP it is refused with a clear message;
+  This needs δ > 0; under pure DP it is refused with a clear message. A text column left rough or
+  lost gets a second pass from a reserve, at a lower threshold;
 * a column voted text, or whole numbers under a key-like name, is first checked for being (nearly)
   unique per row, from a noisy distinct count against the vote's noisy cell count; a unique one is
   an identifier (written as fresh keys shaped like the input's, from a thresholded histogram of
@@ -25,7 +26,10 @@ releases only noisy, charged answers:
 The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
 domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
 (``DOMAIN_WEIGHTS``: a category list must clear a δ-threshold per value, bounds a detection
-threshold twice, a boolean nothing). Each column is then judged from noisy values only: located,
+threshold twice, a boolean nothing). The threshold a category must clear falls only as the
+square root of its budget, so a category list costs far more than the rest; rather than give
+every text column that much up front, a reserve (``discovery_reserve``) pays a second pass for
+the text columns whose first pass found too little. Each column is then judged from noisy values only: located,
 rough or lost (``Finding``); the describer stops before anything else is spent when a column is
 lost. It never reads a minimum, maximum, count or category list for free.
 """
@@ -89,10 +93,12 @@ class Vote:
 
 @dataclass(frozen=True)
 class Discovery:
-    """The columns found (lost ones are absent) and a finding per column."""
+    """The columns found (lost ones are absent), a finding per column, and the text columns that
+    the reserve paid a second pass for."""
 
     columns: dict[str, Column | UnmodelledColumn]
     findings: tuple[Finding, ...]
+    second_pass: tuple[str, ...] = ()  # text columns that were looked at again with the reserve
 
     @property
     def lost(self) -> tuple[Finding, ...]:
@@ -149,13 +155,34 @@ def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[in
     return high, tail(scale, high - 1)
 
 
+@dataclass(frozen=True)
+class Found:
+    """Values kept by a thresholded histogram: their noisy counts (largest first), the threshold
+    they cleared and the noise deviation of each count."""
+
+    counts: pd.Series
+    threshold: int
+    std: float
+
+    def merged(self, later: Found) -> Found:
+        """Both searches' values: a value found by both gets the inverse-variance mean of its two
+        noisy counts (post-processing); the threshold is the lower one, and the deviation the
+        larger (a bound for every count)."""
+        first, second = self.counts, later.counts
+        index = first.index.union(second.index, sort=False)
+        weights = 1 / self.std**2, 1 / later.std**2
+        total = first.reindex(index, fill_value=0.0) * weights[0] + second.reindex(index, fill_value=0.0) * weights[1]
+        weight = index.isin(first.index) * weights[0] + index.isin(second.index) * weights[1]
+        mean = (total / weight).sort_values(ascending=False, kind="stable")
+        return Found(mean, min(self.threshold, later.threshold), max(self.std, later.std))
+
+
 def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: float, delta: float,
-                 what: str) -> tuple[pd.Series, int]:
+                 what: str) -> Found:
     """The values of ``exact`` (value -> count) whose noisy count clears the appearance threshold,
-    with those noisy counts (largest first), and the threshold. Each of the cells that can appear
-    between neighbours gets an equal share of ``delta`` (δ₀); the charge is δ₀ itself, not the
-    computed tail below it. Only the kept values' noisy counts may be used: the others' very
-    existence is private."""
+    with those noisy counts (``Found``). Each of the cells that can appear between neighbours gets
+    an equal share of ``delta`` (δ₀); the charge is δ₀ itself, not the computed tail below it.
+    Only the kept values' noisy counts may be used: the others' very existence is private."""
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
     mechanism, scale, _ = counts.calibrate(budget, l1, l2)
     per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1 or 2 cells
@@ -166,37 +193,44 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
     )
     kept = np.nonzero(noisy.values >= tau)[0]
     kept = kept[np.argsort(-noisy.values[kept], kind="stable")]
-    return pd.Series(noisy.values[kept].astype(float), index=exact.index[kept].astype(str)), tau
+    return Found(pd.Series(noisy.values[kept].astype(float), index=exact.index[kept].astype(str)), tau, noisy.std)
 
 
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
                         delta: float, missing_markers: Sequence[str] = ("",),
-                        cells: float | None = None, distinct: float | None = None) -> tuple[Column | None, Finding]:
-    """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``).
+                        cells: float | None = None, distinct: float | None = None,
+                        earlier: Found | None = None) -> tuple[Column | None, Finding, Found]:
+    """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``),
+    with what was found (for a second pass, which passes it back as ``earlier`` to be merged in).
 
     Lost (None) when no value clears the threshold; rough when the values found hold less than
     ``ROUGH_COVERAGE`` of ``cells`` (the vote's noisy count of the column's text cells, when it
     was voted). ``distinct``, a noisy count of its values, tells the console how many rows a
     value has on average, beside how many it would need.
     """
-    found, tau = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, "categories")
-    found = found.iloc[:MAX_DISCOVERED_CATEGORIES]
+    what = "categories" if earlier is None else "categories, second pass"
+    found = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, what)
+    if earlier is not None:
+        found = earlier.merged(found)
+    values, tau = found.counts.iloc[:MAX_DISCOVERED_CATEGORIES], found.threshold
     # a value spelled like the "other" label is left to map to OTHER, as it would when encoded
-    categories = tuple(sorted(c for c in found.index if c != DEFAULT_OTHER_LABEL))
+    categories = tuple(sorted(c for c in values.index if c != DEFAULT_OTHER_LABEL))
     spread = ""
     if distinct is not None and cells is not None and distinct >= 1 and cells > 0:
         spread = f" (it holds about {distinct:.0f} values, about {cells / distinct:.0f} rows each: noisy)"
     if not categories:
         return None, Finding(name, Kind.CATEGORICAL, "lost", (
             f"no value reached the threshold of {tau} noisy rows: at this budget a value needs about {tau} rows "
-            f"to be found{spread}. List its categories in a profile, or spend more (--epsilon, discovery_share)."))
+            f"to be found{spread}. List its categories in a profile, or spend more (--epsilon, or "
+            "discovery_share and discovery_reserve in the profile).")), found
     column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, source=DomainSource.DP_ESTIMATED)
-    held = float(np.maximum(found.to_numpy(), 0).sum())
+    held = float(np.maximum(values.to_numpy(), 0).sum())
     if cells is not None and cells > 0 and held < ROUGH_COVERAGE * cells:
         return column, Finding(name, Kind.CATEGORICAL, "rough", (
             f"{len(categories)} values found, holding about {min(held / cells, 1):.0%} of its cells (noisy); the "
-            f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget{spread}"))
-    return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found")
+            f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget"
+            f"{spread}")), found
+    return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found"), found
 
 
 @dataclass(frozen=True)
@@ -232,7 +266,7 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
     unique_enough = distinct - LEAD_MARGIN * released.std
     if unique_enough < UNIQUE_SHARE * cells:
         return Detection(None, None, budget - share, distinct, released.std)
-    shapes, _ = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes")
+    shapes = _thresholded(name, template_counts(exact), counts, budget - share, delta, "key shapes").counts
     column = judge_unique(name, unique_enough, cells, shapes.to_dict(), text_like, DomainSource.DP_ESTIMATED)
     assert column is not None  # uniqueness was checked above with the same numbers
     kind = column.kind
@@ -303,14 +337,19 @@ def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float
 def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts: CountRelease,
                      budget: float, delta: float, progress: Progress,
                      missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
-                     ) -> Discovery:
-    """DP kinds and domains for the columns in ``kinds``, spending at most ``budget`` (and ``delta``).
+                     reserve: float = 0.0) -> Discovery:
+    """DP kinds and domains for the columns in ``kinds``, spending at most ``budget + reserve`` (and ``delta``).
 
     A kind of None (not declared in public) is first decided by ``vote_kind``. The votes get
     ``VOTE_WEIGHT`` each against the domains to come (``UNDECIDED_WEIGHT`` for an undecided
     column, ``DOMAIN_WEIGHTS`` for a declared one); what the votes leave is then split over the
     domains by ``DOMAIN_WEIGHTS`` of the kinds decided. ``delta`` is shared equally, after the
     votes, by the columns that need it: text, and whole numbers that may be keys.
+
+    ``reserve`` is spent only on a second pass over the text columns whose first pass left them
+    rough or lost (shared equally between them, each with half of its δ): values of about the
+    same size, too small for the first pass's threshold, are then found at the lower threshold
+    of a larger budget, and merged with the first pass's (``Found.merged``).
     """
     undecided = [n for n, k in kinds.items() if k is None]
     domain_weight = sum(UNDECIDED_WEIGHT if k is None else DOMAIN_WEIGHTS[k] for k in kinds.values())
@@ -336,19 +375,21 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             "DP needs delta > 0. Pass --delta (e.g. 1e-9), or write a profile that lists them (`synth "
             "profile DATA -o profile.toml`, then review it)."
         )
+    passes = 2 if reserve > 0 else 1  # each pass over a text column's values gets this share of its δ
     budgets = _domain_budgets(decided, budget) if budget > 0 else {}
     columns: dict[str, Column | UnmodelledColumn] = {}
-    findings: list[Finding] = []
+    findings: dict[str, Finding] = {}
+    first_pass: dict[str, tuple[Found, float | None]] = {}  # text columns left rough or lost
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
         kind, vote = decided[name], votes[name]
         if kind in UNMODELLED_KINDS:  # declared in public: nothing to measure
             columns[name] = UnmodelledColumn(name, kind, None, DomainSource.PUBLIC)
-            findings.append(Finding(name, kind, "located", "declared; " + (
-                "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty")))
+            findings[name] = Finding(name, kind, "located", "declared; " + (
+                "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty"))
             continue
         if kind == Kind.BOOLEAN:
             columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC)
-            findings.append(Finding(name, kind, "located", "true/false"))
+            findings[name] = Finding(name, kind, "located", "true/false")
             continue
         left, distinct = budgets[name], None
         if name in deltas and _may_be_identifier(name, kind, vote):
@@ -357,22 +398,33 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                                           deltas[name], vote.cells, missing_markers)
             if detection.column is not None and detection.finding is not None:
                 columns[name] = detection.column
-                findings.append(detection.finding)
+                findings[name] = detection.finding
                 continue
             left = detection.left
             if detection.distinct >= SPREAD_CLEARANCE * detection.distinct_std:  # else too noisy to tell
                 distinct = detection.distinct
         if kind == Kind.CATEGORICAL:
-            column, finding = discover_categories(name, df[name], counts, left, deltas[name],
-                                                  missing_markers, vote.cells, distinct)
+            column, finding, found = discover_categories(name, df[name], counts, left, deltas[name] / passes,
+                                                         missing_markers, vote.cells, distinct)
+            if finding.verdict != "located":
+                first_pass[name] = found, distinct
         else:
             values, _ = parse_values(df[name], kind, missing_markers)
             located = locate_bounds(name, values, kind, counts, left, vote.cells)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
             columns[name] = replace(column, missing=vote.missing)
-        findings.append(finding)
-    return Discovery(columns, tuple(findings))
+        findings[name] = finding
+    if reserve > 0 and first_pass:
+        shares = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
+        for name in progress.track(list(first_pass), "looking again for text values under DP", len(first_pass)):
+            earlier, distinct = first_pass[name]
+            column, findings[name], _ = discover_categories(name, df[name], counts, shares[name], deltas[name] / passes,
+                                                            missing_markers, votes[name].cells, distinct, earlier)
+            if column is not None:
+                columns[name] = replace(column, missing=votes[name].missing)
+    ordered = {name: columns[name] for name in kinds if name in columns}
+    return Discovery(ordered, tuple(findings[name] for name in kinds), tuple(first_pass) if reserve > 0 else ())
 
 
 def _may_be_identifier(name: str, kind: Kind, vote: Vote) -> bool:

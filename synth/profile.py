@@ -15,6 +15,8 @@ A profile says what a release may spend and what is publicly known about the col
     other_label = "<OTHER>"              # how values outside a category list are written back
     accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
     discovery_share = 0.1                # share of epsilon spent estimating domains (when any are)
+    discovery_reserve = 0.1              # more, spent only on text columns the first look found too
+                                         # few values of (a second look at a lower threshold)
     accept_rough_domains = false         # true: release even when a column's domain was not found
                                          # under DP (lost columns are then left out, with a note)
     accounting = "zcdp"                  # pure | approx | zcdp (default: pure if delta = 0, else zcdp)
@@ -103,7 +105,8 @@ NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
 RELEASE_KEYS = (
     "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
-    "accept_data_derived_domains", "accept_large_delta", "accept_rough_domains", "discovery_share", "accounting", "composition",
+    "accept_data_derived_domains", "accept_large_delta", "accept_rough_domains", "discovery_share",
+    "discovery_reserve", "accounting", "composition",
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
@@ -197,6 +200,7 @@ class Profile:
     accept_large_delta: bool = False
     accept_rough_domains: bool = False
     discovery_share: float = 0.1
+    discovery_reserve: float = 0.1
     missing_markers: tuple[str, ...] | None = None
     accounting: str | None = None
     composition: str = "basic"
@@ -241,6 +245,11 @@ class Profile:
         if not isinstance(share, numbers.Real) or isinstance(share, bool) or not 0 < share < 1:
             raise ProfileError(f"discovery_share must be a number strictly between 0 and 1; got {share!r}.")
         set_(self, "discovery_share", float(share))
+        reserve = self.discovery_reserve
+        if not isinstance(reserve, numbers.Real) or isinstance(reserve, bool) or not 0 <= reserve < 1 - share:
+            raise ProfileError(f"discovery_reserve must be a number from 0 up to (not including) 1 - discovery_share "
+                               f"= {1 - share:g}; got {reserve!r}.")
+        set_(self, "discovery_reserve", float(reserve))
         set_(self, "missing_markers", self._checked_markers())
         set_(self, "to_estimate", self._checked_to_estimate())
         set_(self, "column_order", self._checked_order())
@@ -504,6 +513,7 @@ def profile_to_toml(profile: Profile) -> str:
     if profile.accept_rough_domains:
         release["accept_rough_domains"] = True
     release["discovery_share"] = profile.discovery_share
+    release["discovery_reserve"] = profile.discovery_reserve
     parts.append(tomli_w.dumps({"release": release}))
     if profile.engine_options:
         parts.append(tomli_w.dumps({"engine_options": profile.engine_options}))

@@ -217,6 +217,34 @@ def test_a_column_of_rare_values_is_lost_and_said_so_or_left_out_when_accepted(c
     assert set(synthetic["x"].replace("", np.nan).dropna().astype(int)) <= set(range(10))
 
 
+def test_a_text_column_of_46_values_190_rows_each_is_found_at_epsilon_1(capsys, tmp_path):
+    """Issue 14's case: 9 columns, a 46-value text column of about 190 rows per value, ε = 1,
+    δ = 1e-9, no profile. The first pass's threshold (about 390 rows) finds no city; the reserve's
+    second pass (about 116) finds nearly all of them. Without the reserve the run stops, naming
+    the column."""
+    rng = np.random.default_rng(3)
+    rows = 46 * 190
+    df = pd.DataFrame({"city": rng.permutation([f"City {i}" for i in range(46) for _ in range(190)]),
+                       "year": rng.integers(2000, 2016, rows), "month": rng.integers(1, 13, rows),
+                       **{f"x{i}": rng.lognormal(5 + i, 1, rows).round(1) for i in range(6)}})
+    data = tmp_path / "towns.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "2", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
+    assert synthetic["city"].isin(set(df["city"])).mean() > 0.9
+    assert synthetic["city"].nunique() >= 40
+    description = json.loads((tmp_path / "o" / "description.json").read_text())
+    assert description["privacy"]["second_pass"] == ["city"]
+    assert any(e["query"].startswith("categories, second pass(city)") for e in description["privacy"]["ledger"])
+    profile = tmp_path / "no_reserve.toml"
+    profile.write_text("[release]\nepsilon = 1\ndelta = 1e-9\ndiscovery_reserve = 0\n")
+    code, _, err = run_cli(capsys, "run", str(data), "--profile", str(profile), "--seed", "2", "--engine",
+                           "independent", "-o", str(tmp_path / "p"))
+    assert_clean_error(code, err, "could not be found under DP", "city", "lost", "discovery_reserve")
+
+
 def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys, tmp_path):
     """10,000 distinct keys "id-0" .. "id-9999": a noisy distinct count finds the column unique per
     row, a thresholded histogram of key shapes finds "aa-9999", and the output holds distinct

@@ -13,6 +13,7 @@ from synth.discovery import (
     TAIL_MARGIN,
     appearance_threshold,
     discover_categories,
+    Found,
     discover_columns,
     discrete_gaussian_tail,
     discrete_laplace_tail,
@@ -67,7 +68,7 @@ def test_categories_keep_frequent_values_and_drop_rare_ones():
     rng = np.random.default_rng(0)
     values = list(rng.choice(["a", "b", "c"], size=5000)) + [f"rare{i}" for i in range(300)]
     counts = _counts()
-    column, finding = discover_categories("x", pd.Series(values), counts, 0.05, 2e-7)
+    column, finding, _ = discover_categories("x", pd.Series(values), counts, 0.05, 2e-7)
     assert finding.verdict == "located"
     assert column.categories == ("a", "b", "c")
     assert column.source == DomainSource.DP_ESTIMATED
@@ -88,6 +89,52 @@ def test_a_thresholded_histogram_is_charged_its_whole_delta_share(relation):
     assert f"threshold {tau}" in entry.note and tail * cells < 2e-7
 
 
+
+
+def _even_values(values: int, rows_each: int) -> pd.DataFrame:
+    return pd.DataFrame({"t": [f"v{i:02d}" for i in range(values) for _ in range(rows_each)]})
+
+
+def test_a_text_column_lost_on_the_first_pass_is_found_by_the_reserve():
+    # 40 values of 30 rows each: the first pass (ρ = 0.002, σ ≈ 16) sets a threshold near 80 rows
+    # and finds none; the reserve (ρ = 0.05, σ ≈ 3) brings it near 17, and all 40 are found.
+    df, kinds = _even_values(40, 30), {"t": Kind.CATEGORICAL}
+    without = discover_columns(df, kinds, _counts(), 0.002, 5e-7, SILENT)
+    assert [f.verdict for f in without.findings] == ["lost"] and without.second_pass == ()
+    counts = _counts()
+    found = discover_columns(df, kinds, counts, 0.002, 5e-7, SILENT, reserve=0.05)
+    assert found.columns["t"].categories == tuple(f"v{i:02d}" for i in range(40))
+    assert found.findings[0].verdict == "located" and found.second_pass == ("t",)
+    ledger = counts.accountant.ledger
+    assert [e.query.split(":")[0] for e in ledger] == ["categories(t)", "categories, second pass(t)"]
+    assert [e.cost.rho for e in ledger] == pytest.approx([0.002, 0.05], rel=1e-9)
+    assert [e.cost.delta for e in ledger] == [2.5e-7, 2.5e-7]  # each pass has half the column's δ
+
+
+def test_the_reserve_is_not_spent_on_a_column_the_first_pass_located():
+    counts = _counts()
+    found = discover_columns(_even_values(5, 400), {"t": Kind.CATEGORICAL}, counts, 0.002, 5e-7, SILENT, reserve=0.05)
+    assert len(found.columns["t"].categories) == 5 and found.second_pass == ()
+    assert [e.query.split(":")[0] for e in counts.accountant.ledger] == ["categories(t)"]
+
+
+def test_the_reserve_is_shared_by_the_text_columns_left_rough_or_lost():
+    df = pd.DataFrame({"a": _even_values(40, 30)["t"], "b": _even_values(40, 30)["t"].str.upper(),
+                       "c": _even_values(5, 400)["t"]})
+    counts = _counts()
+    found = discover_columns(df, dict.fromkeys(df.columns, Kind.CATEGORICAL), counts, 0.006, 5e-7, SILENT, reserve=0.1)
+    assert found.second_pass == ("a", "b") and list(found.columns) == ["a", "b", "c"]
+    second = [e for e in counts.accountant.ledger if "second pass" in e.query]
+    assert [e.cost.rho for e in second] == pytest.approx([0.05, 0.05], rel=1e-9)
+    assert sum(e.cost.rho for e in counts.accountant.ledger) == pytest.approx(0.106, rel=1e-9)
+
+
+def test_two_passes_merge_by_inverse_variance():
+    first = Found(pd.Series({"a": 100.0}), 80, 10.0)
+    second = Found(pd.Series({"b": 30.0, "a": 110.0}), 20, 5.0)
+    merged = first.merged(second)
+    assert merged.counts.to_dict() == pytest.approx({"a": (100 / 100 + 110 / 25) / (1 / 100 + 1 / 25), "b": 30.0})
+    assert list(merged.counts.index) == ["a", "b"] and merged.threshold == 20 and merged.std == 10.0
 
 
 def test_text_columns_need_delta():
