@@ -227,7 +227,7 @@ class Description:
 def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write the Description as indented JSON, atomically."""
     text = json.dumps(description.to_dict(), indent=2, allow_nan=False)
-    return atomic_write_text(path, text + "\n", force=force)
+    return atomic_write_text(path, text + "\n", force=force, shared=True)
 
 
 def load_description(path: str | os.PathLike[str]) -> Description:

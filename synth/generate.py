@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,40 +24,14 @@ from synth.description import Description
 from synth.measurement import Measurement
 from synth.errors import DescriptionError, SynthError
 from synth.model.bayesian_network import network_from_measurements, network_structure
-from synth.model.compression import expand_codes, expand_marginal
+from synth.model.compression import ExpandedModel
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.histogram import database_model, replay_multiplicative_weights
 from synth.model.independent import ProductModel, fit_product_model
+from synth.model.interface import Model
 
 MAX_ROWS = 100_000_000
-
-
-class Model(Protocol):
-    total: float
-
-    def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class ExpandedModel:
-    """A model fitted on compressed codes, seen on the original codes of every column."""
-
-    model: Model
-    names: tuple[str, ...]
-    compression: Mapping[str, np.ndarray]
-
-    @property
-    def total(self) -> float:
-        return self.model.total
-
-    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
-        return expand_marginal(self.model.marginal(attrs), attrs, self.compression)
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng)
 
 
 def fit_measurements(domain: Domain, measurements: Sequence[Measurement],

@@ -240,7 +240,8 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
             raise OutputError(
                 f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV."
             )
-        return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force)
+        return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force, shared=True)
     compression = "gzip" if p.name.lower().endswith(".gz") else None
     sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
-    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force)
+    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force,
+                        shared=True)
