@@ -15,9 +15,9 @@ A condition names a modelled column and what its synthetic cells must hold:
 the column (1 for a kept code, 0 for another, and for a numeric bin the share of its values
 inside the range, as values are drawn uniformly inside a bin), which a model takes as evidence.
 ``values_in_ranges`` then draws the values of a range-conditioned column inside the range (the
-generator puts them in place of the decoded ones), so that conditioning is exact on values too. Command-line conditions are texts ``column=value``
-(``parse_condition``). Errors say which column or value is wrong and what the column holds.
-Everything here reads the public schema only.
+generator puts them in place of the decoded ones), so that conditioning is exact on values too.
+Command-line conditions are texts ``column=value`` (``parse_condition``). Errors say which column
+or value is wrong and what the column holds. Everything here reads the public schema only.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def _listed_code(column: Column, value: Any, schema: Schema, where: str) -> int:
     if isinstance(value, str) and value == schema.other_label and column.other_code >= 0:
         return column.other_code
     values = list(column.categories) + [schema.other_label] * (column.other_code >= 0)
-    listed = ", ".join(values[:MAX_LISTED]) + (f" and {len(values) - MAX_LISTED} more" if len(values) > MAX_LISTED else "")
+    more = len(values) - MAX_LISTED
+    listed = ", ".join(values[:MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
     raise ConditionError(f"{where}: the column has no value {value!r}; its values are {listed}.")
 
 
@@ -167,7 +168,8 @@ def _numeric(column: Column, value: Any, text: str) -> Condition:
     inside = np.clip(np.minimum(stops, hi) - np.maximum(starts, lo), 0.0, None) / (stops - starts)
     if not inside.any():
         lower, upper = column.bound_texts()
-        raise ConditionError(f"{where}: the range holds no value of the column, whose values lie in [{lower}, {upper}].")
+        raise ConditionError(f"{where}: the range holds no value of the column, whose values lie in "
+                             f"[{lower}, {upper}].")
     weights = np.zeros(column.size)
     weights[:column.bins] = np.minimum(inside, 1.0)
     return Condition(column.name, text, weights, None if low is None else lo, None if high is None else hi)

@@ -123,13 +123,15 @@ def _decode(meta: Mapping[str, Any], key: str, arrays: Mapping[str, np.ndarray])
     if kind == "graphical":
         cliques = tuple(tuple(c) for c in meta["cliques"])
         edges = tuple((int(p), int(c), tuple(s)) for p, c, s in meta["edges"])
-        potentials = {clique: Factor(domain.project(clique), _array(arrays, f"{key}/potential/{i}", domain.shape(clique)))
+        potentials = {clique: Factor(domain.project(clique),
+                                     _array(arrays, f"{key}/potential/{i}", domain.shape(clique)))
                       for i, clique in enumerate(cliques)}
         fit = None if meta["fit"] is None else FitSummary(float(meta["fit"]["loss"]), int(meta["fit"]["iterations"]),
                                                           bool(meta["fit"]["converged"]))
         return GraphicalModel(domain, _tree(domain, cliques, edges), potentials, float(meta["total"]), fit)
     if kind == "independent":
-        probabilities = tuple(_array(arrays, f"{key}/probabilities/{j}", (size,)) for j, size in enumerate(domain.sizes))
+        probabilities = tuple(_array(arrays, f"{key}/probabilities/{j}", (size,))
+                              for j, size in enumerate(domain.sizes))
         return ProductModel(domain, probabilities, math.nan if meta["total"] is None else float(meta["total"]))
     if kind == "histogram":
         return HistogramModel(domain, _array(arrays, f"{key}/counts", domain.sizes))
