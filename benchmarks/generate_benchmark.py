@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import OUT, RESULTS, machine  # noqa: E402
+from run_benchmarks import OUT, append_results, machine  # noqa: E402
 
 FOLDER = OUT / "generate-demo"
 SYNTH = str(Path(sys.executable).parent / "synth")
@@ -74,9 +74,7 @@ def main(runs: int, rows: int, command: str) -> None:
         row = f"| {label} | {statistics.median(times):.2f} | {min(times):.2f} | {max(times):.2f} | {load:.2f} |"
         print(row, flush=True)
         lines.append(row)
-    with RESULTS.open("a", encoding="utf-8") as results:
-        results.write("\n".join(lines) + "\n")
-    print(f"appended to {RESULTS}")
+    append_results(lines)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import pandas as pd
 from synth import __version__
 from synth.conditions import condition_text, evidence, read_conditions, values_in_ranges
 from synth.defaults import FIT_ITERATIONS
-from synth.description import Description
+from synth.description import Description, load_description
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
 from synth.measurement import Measurement
 from synth.model.bayesian_network import BayesianNetwork, network_from_measurements, network_structure
@@ -188,8 +188,12 @@ class FittedModel:
         return write_model(path, self.model, metadata, {"description.json": text}, force)
 
 
-def fit(description: Description, iterations: int = FIT_ITERATIONS, progress: Progress = SILENT) -> FittedModel:
-    """Fit the Description's model (``iterations`` bounds a graphical-model fit; ``progress`` shows it)."""
+def fit(description: Description | str | os.PathLike[str], iterations: int = FIT_ITERATIONS,
+        progress: Progress = SILENT) -> FittedModel:
+    """Fit the model of a Description (or of the Description file at that path); ``iterations``
+    bounds a graphical-model fit, ``progress`` shows it."""
+    if not isinstance(description, Description):
+        description = load_description(description)
     return FittedModel(description, fit_model(description, iterations, progress), iterations)
 
 

@@ -127,6 +127,7 @@ def test_run_keeps_the_model_and_generate_reuses_it_without_fitting(capsys, tmp_
     assert "description.model.npz" in [f["name"] for f in manifest["files"]]
     kept = load_model(release / "description.model.npz")
     assert kept.digest == description_digest(load_description(release / "description.json"))
+    assert repr(fit(release / "description.json")) == repr(kept)  # fit takes a Description's path too
     _no_fit(monkeypatch)
     code, out, err = run_cli(capsys, "generate", str(release / "description.json"), "--rows", "500", "--seed", "3",
                              "-o", str(tmp_path / "s.csv"))
