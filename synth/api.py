@@ -27,7 +27,7 @@ from synth.describer import stopped_after_spending
 from synth.description import Description, load_description, save_description
 from synth.errors import BudgetError, ModelFileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
-from synth.generate import FittedModel, description_digest, fit, generate, load_model  # noqa: F401 (API verbs)
+from synth.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.manifest import build_manifest, save_manifest
 from synth.model.interface import Model
 from synth.model.store import read_model
@@ -102,7 +102,7 @@ def kept_model(description: Description, description_path: str | os.PathLike[str
     try:
         fitted.save(path, force=True)
     except (OSError, SynthError) as error:
-        _note(report_to, f"the fitted model could not be saved to {path} ({error}); the next run will fit it again.")
+        _note(report_to, f"the fitted model could not be saved to {path} ({error}); the next `synth generate` will fit it again.")
     else:
         progress.message(f"saved the fitted model to {path}")
     return fitted

@@ -146,6 +146,7 @@ def test_generate_fits_and_saves_the_model_once_then_reuses_it(capsys, tmp_path,
     path = save_description(descriptions["mst (compressed graphical)"], tmp_path / "d.json")
     code, _, err = run_cli(capsys, "generate", str(path), "--rows", "10", "-o", str(tmp_path / "a.csv"))
     assert code == 0 and "saved the fitted model to" in err and (tmp_path / "d.model.npz").is_file()
+    assert "fitting the model" in err and "it/s" in err  # a progress bar while fitting
     _no_fit(monkeypatch)
     code, _, err = run_cli(capsys, "generate", str(path), "--rows", "10", "-o", str(tmp_path / "b.csv"), "--quiet")
     assert code == 0 and err == ""
