@@ -104,6 +104,13 @@ def wide_million_table(million: Path) -> Path:
     return path
 
 
+def append_results(lines: list[str]) -> None:
+    """Append a section (its lines) to RESULTS.md and say so."""
+    with RESULTS.open("a", encoding="utf-8") as results:
+        results.write("\n".join(lines) + "\n")
+    print(f"appended to {RESULTS}")
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30

@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import RESULTS, machine  # noqa: E402
+from run_benchmarks import append_results, machine  # noqa: E402
 
 COMMANDS = (["--help"], ["--version"])
 
@@ -74,9 +74,7 @@ def main(pythons: list[str], runs: int, command: str) -> None:
                    f"| {max(times):.3f} |")
             print(row, flush=True)
             lines.append(row)
-    with RESULTS.open("a", encoding="utf-8") as results:
-        results.write("\n".join(lines) + "\n")
-    print(f"appended to {RESULTS}")
+    append_results(lines)
 
 
 if __name__ == "__main__":

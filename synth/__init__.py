@@ -2,7 +2,9 @@
 
 The verbs mirror the command line: ``describe`` a private table under a privacy budget (the only
 step that touches private data), ``generate`` synthetic rows from the resulting Description,
-``run`` both and write a release, ``evaluate`` a synthetic table against the original.
+``run`` both and write a release, ``evaluate`` a synthetic table against the original. ``fit``
+turns a Description into a model that samples (with conditions, too), saves and ``load_model``
+loads again.
 
 The public names are imported from their modules on first use, so ``import synth`` (and with it
 the command line's start-up) loads neither pandas nor the evaluation stack (scikit-learn,
@@ -23,14 +25,14 @@ _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(("Description", "load_description", "save_description"), "synth.description"),
     "draft_profile": "synth.drafting",
     "SynthError": "synth.errors",
-    "generate": "synth.generate",
+    **dict.fromkeys(("FittedModel", "fit", "generate", "load_model"), "synth.generate"),
     **dict.fromkeys(("Profile", "load_profile", "save_profile"), "synth.profile"),
 }
 
 __all__ = [
-    "Description", "Profile", "RunResult", "SynthError", "describe", "draft_profile", "evaluate",
-    "generate", "load_description", "load_profile", "resolve_profile", "run", "save_description",
-    "save_profile",
+    "Description", "FittedModel", "Profile", "RunResult", "SynthError", "describe", "draft_profile", "evaluate",
+    "fit", "generate", "load_description", "load_model", "load_profile", "resolve_profile", "run",
+    "save_description", "save_profile",
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the names as if imported here
@@ -38,7 +40,7 @@ if TYPE_CHECKING:  # what type checkers see: the names as if imported here
     from synth.description import Description, load_description, save_description
     from synth.drafting import draft_profile
     from synth.errors import SynthError
-    from synth.generate import generate
+    from synth.generate import FittedModel, fit, generate, load_model
     from synth.profile import Profile, load_profile, save_profile
 
 

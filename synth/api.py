@@ -3,6 +3,10 @@
 Each verb composes the modules below it and mirrors a CLI command. Nothing in the package imports
 this module except ``synth.cli`` and the package's ``__init__``. The evaluation stack (scikit-learn,
 scipy.stats, matplotlib) is imported only by ``evaluate``, when it is called.
+
+A Description's fitted model is kept beside it (``description.json`` → ``description.model.npz``,
+see ``model_path``): ``run`` writes it with the release, and ``kept_model`` reuses it while it
+matches the Description and the fitting iterations, and otherwise fits again and replaces it.
 """
 
 from __future__ import annotations
@@ -17,14 +21,16 @@ from typing import TYPE_CHECKING, TextIO
 
 import pandas as pd
 
-from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
 from synth.describer import describe as _describe
 from synth.describer import stopped_after_spending
 from synth.description import Description, load_description, save_description
-from synth.errors import BudgetError, SynthError
+from synth.errors import BudgetError, ModelFileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
-from synth.generate import generate
+from synth.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.manifest import build_manifest, save_manifest
+from synth.model.interface import Model
+from synth.model.store import read_model
 from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
 from synth.tableio import parquet_available, read_table, write_table
@@ -37,13 +43,69 @@ ProfileLike = Profile | str | os.PathLike[str] | None
 KindsLike = Mapping[str, str] | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunResult:
-    """What ``run`` wrote: the synthetic table, the Description and the manifest."""
+    """What ``run`` wrote: the synthetic table, the Description, its fitted model and the manifest."""
 
     synthetic: pd.DataFrame
     description: Description
     files: dict[str, Path]
+
+    def __repr__(self) -> str:
+        rows, columns = self.synthetic.shape
+        folder = self.files["description"].parent
+        names = ", ".join(path.name for path in self.files.values())
+        spent = self.description.privacy["spent"]
+        return (f"<RunResult: {rows:,} synthetic rows × {columns} columns; {self.description.engine}, spent "
+                f"epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g}; wrote {names} to {folder}>")
+
+
+def model_path(description_path: str | os.PathLike[str]) -> Path:
+    """Where the fitted model of a Description file is kept: beside it, ``NAME.model.npz``."""
+    return Path(description_path).with_suffix(".model.npz")
+
+
+def _note(report_to: TextIO | None, text: str) -> None:
+    if report_to is not None:
+        print(f"note: {text}", file=report_to)
+
+
+def _saved_model(path: Path, digest: str, iterations: int) -> tuple[Model | None, str]:
+    """The model saved at ``path`` if it was fitted to the Description of ``digest`` with
+    ``iterations``; otherwise None and why not."""
+    try:
+        model, metadata, _ = read_model(path)
+    except ModelFileError as error:
+        return None, str(error)
+    if metadata.get("description_sha256") != digest:
+        return None, "it was fitted to another Description (this one was edited or replaced since)"
+    if metadata.get("iterations") != iterations:
+        return None, f"it was fitted with {metadata.get('iterations')} iterations, not {iterations}"
+    return model, ""
+
+
+def kept_model(description: Description, description_path: str | os.PathLike[str],
+               iterations: int = FIT_ITERATIONS, *, progress: Progress = SILENT,
+               report_to: TextIO | None = sys.stderr) -> FittedModel:
+    """The fitted model of ``description`` (read from ``description_path``): the one saved beside it
+    when it was fitted to this very Description with these ``iterations``; otherwise fitted now
+    and saved there (replacing a stale or damaged one, with a note to ``report_to``). A model that
+    cannot be saved (a read-only folder) is used all the same, with a note."""
+    path, digest = model_path(description_path), description_digest(description)
+    if path.exists():
+        model, reason = _saved_model(path, digest, iterations)
+        if model is not None:
+            progress.message(f"using the fitted model saved in {path}")
+            return FittedModel(description, model, iterations, digest)
+        _note(report_to, f"the saved model {path} is not used: {reason}. Fitting the model again.")
+    fitted = fit(description, iterations, progress)
+    try:
+        fitted.save(path, force=True)
+    except (OSError, SynthError) as error:
+        _note(report_to, f"the fitted model could not be saved to {path} ({error}); the next `synth generate` will fit it again.")
+    else:
+        progress.message(f"saved the fitted model to {path}")
+    return fitted
 
 
 def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None, delta: float | None = None,
@@ -106,31 +168,35 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         rows: int | None = None, seed: int | None = None, kinds: KindsLike = None,
         accept_rough_domains: bool | None = None, force: bool = False,
         progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
-    """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json
-    and manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
+    """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json,
+    its fitted model description.model.npz (which a later ``synth generate`` reuses) and
+    manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
     ``describe``."""
     out = Path(out_dir)
     # a bad budget or profile is refused before the output folder is made
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
     out.mkdir(parents=True, exist_ok=True)
-    names = ["synthetic.csv", "description.json", "manifest.json"]
+    kept = model_path("description.json").name
+    names = ["synthetic.csv", "description.json", kept, "manifest.json"]
     if parquet_available():
         names.insert(1, "synthetic.parquet")
     for name in names:
         check_writable(out / name, force)  # refuse before spending any budget
     description = describe(data, resolved, kinds=kinds, progress=progress, report_to=report_to)
     try:
-        progress.message("fitting the model and sampling synthetic rows")
-        synthetic = generate(description, seed=seed)
+        fitted = fit(description, progress=progress)
+        progress.message("sampling synthetic rows")
+        synthetic = fitted.sample(seed=seed)
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
             outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
+            outputs.append(fitted.save(stage / kept))
             save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
     except SynthError as error:
         error.args = (f"{error} {stopped_after_spending(description.privacy['spent'], len(description.ledger))}",)
         raise
-    files = {"synthetic": out / "synthetic.csv", "description": out / "description.json",
+    files = {"synthetic": out / "synthetic.csv", "description": out / "description.json", "model": out / kept,
              "manifest": out / "manifest.json"}
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"

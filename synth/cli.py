@@ -95,16 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_budget(p)
     _add_common(p)
 
-    p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)")
+    p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)",
+                       description="Sample a synthetic table from a Description. The fitted model is kept beside "
+                       "the Description (description.json -> description.model.npz) and reused while it matches.")
     p.add_argument("description", type=Path)
     p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write")
     p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count)")
     p.add_argument("--seed", type=int, help="reproducible sampling")
+    p.add_argument("--condition", action="append", default=[], metavar="COLUMN=VALUE",
+                   help="sample only rows meeting it, exactly: a value (sex=Female), a range of a numeric or date "
+                        "column, ends included (age=30..40, age=30.., joined=..2020-06-30); repeatable, one per column")
     p.add_argument("--iterations", type=positive_int, default=FIT_ITERATIONS,
                    help=f"graphical-model fitting iterations (mst, aim; default {FIT_ITERATIONS})")
     _add_common(p)
 
-    p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json, manifest.json")
+    p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
+                       "description.model.npz), manifest.json")
     p.add_argument("data", type=Path, help="CSV or Parquet file")
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
@@ -148,7 +154,8 @@ def _print_evaluation(evaluation: Evaluation, report: Path | None, json_path: Pa
 def _summarise_run(result: RunResult) -> None:
     spent = result.description.privacy["spent"]
     print(f"wrote {len(result.synthetic):,} synthetic rows to {result.files['synthetic']}")
-    print(f"wrote the Description to {result.files['description']} and the manifest to {result.files['manifest']}")
+    print(f"wrote the Description to {result.files['description']}, its fitted model to {result.files['model']} "
+          f"and the manifest to {result.files['manifest']}")
     print(f"privacy spent: epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g} "
           f"({result.description.neighbouring}); domains: "
           + ", ".join(sorted(set(result.description.domain_sources.values()))))
@@ -209,14 +216,33 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
         print(f"wrote the Description to {args.out}")
 
 
+def _conditions(texts: list[str]) -> dict[str, str]:
+    """``--condition`` texts as {column: value}; ConditionError for a malformed one or a column named twice."""
+    from synth.conditions import parse_condition
+    from synth.errors import ConditionError
+
+    conditions: dict[str, str] = {}
+    for text in texts:
+        column, value = parse_condition(text)
+        if column in conditions:
+            raise ConditionError(f"--condition names column {column!r} twice; give one condition per column.")
+        conditions[column] = value
+    return conditions
+
+
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
+    from synth.conditions import read_conditions
     from synth.description import load_description
-    from synth.tableio import write_table
+    from synth.tableio import check_table_output, write_table
 
-    check_writable(args.out, args.force)
-    synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed,
-                             iterations=args.iterations)
+    check_table_output(args.out, args.force)  # before any work
+    conditions = _conditions(args.condition)
+    description = load_description(args.description)
+    read_conditions(description.schema, conditions)  # a wrong column or value is refused before a fit
+    fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
+                            report_to=None if args.quiet else sys.stderr)
+    synthetic = fitted.sample(args.rows, conditions, args.seed)
     write_table(synthetic, args.out, force=args.force)
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")

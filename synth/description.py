@@ -56,6 +56,13 @@ class Description:
     software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
+    def __repr__(self) -> str:
+        spent = self.privacy.get("spent", {})
+        seeded = ", SEEDED (no privacy guarantee)" if self.seeded else ""
+        return (f"<Description {self.engine}: {len(self.schema.output_names)} columns, {len(self.measurements)} "
+                f"measurements; spent epsilon={spent.get('epsilon', float('nan')):.6g}, "
+                f"delta={spent.get('delta', float('nan')):.3g} ({self.neighbouring}){seeded}; created {self.created}>")
+
     @property
     def domain_sources(self) -> dict[str, str]:
         """Where each column's domain came from: public, dp-estimated or data-derived."""
@@ -227,7 +234,7 @@ class Description:
 def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write the Description as indented JSON, atomically."""
     text = json.dumps(description.to_dict(), indent=2, allow_nan=False)
-    return atomic_write_text(path, text + "\n", force=force)
+    return atomic_write_text(path, text + "\n", force=force, shared=True)
 
 
 def load_description(path: str | os.PathLike[str]) -> Description:

@@ -52,3 +52,12 @@ class DescriptionError(SynthError):
 
 class OutputError(SynthError):
     """An output could not be written (exists already without --force, unwritable directory)."""
+
+
+class ConditionError(SynthError):
+    """A condition for sampling names an unknown column or value, cannot be met by the model, or
+    cannot be applied exactly to it."""
+
+
+class ModelFileError(SynthError):
+    """A saved model file is unreadable, damaged, of another format, or not the model of its Description."""

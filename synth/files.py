@@ -4,11 +4,18 @@ Writers go to a temporary file in the target directory and rename it into place,
 interrupted run never leaves a half-written Description or CSV. A set of files that belong
 together (a release) is written into a hidden staging folder and moved into place only once all
 of them are complete. Existing files are not replaced unless ``force`` is given.
+
+Permissions: a *shared* output (a file of the release: synthetic table, Description, manifest,
+saved model, inspection report — all derived from the Description, meant to be passed on) is
+created as any tool creates a file, read-write for all less the user's umask (``-rw-r--r--``
+under umask 022). Any other output (an evaluation, which reads the original data, or a profile
+drafted from it) is readable by its owner only (``-rw-------``), whatever the umask.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -33,13 +40,31 @@ def check_writable(path: Path, force: bool) -> None:
         )
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], force: bool = False) -> Path:
-    """Call ``write(tmp_path)`` and rename the temporary file to ``path`` once it succeeded."""
+SHARED_MODE = 0o666  # less the umask, as open() creates files
+PRIVATE_MODE = 0o600  # owner only, whatever the umask
+
+
+def _new_temporary(folder: Path, name: str, mode: int) -> Path:
+    """Create an empty file with a fresh hidden name in ``folder``, with permissions ``mode`` less the
+    umask (the system applies it, so nothing reads or changes the process's umask)."""
+    while True:
+        tmp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+        except FileExistsError:
+            continue
+        return tmp
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], force: bool = False,
+                 shared: bool = False) -> Path:
+    """Call ``write(tmp_path)`` and rename the temporary file to ``path`` once it succeeded.
+
+    ``shared``: the file is part of a release, created with the umask's permissions; otherwise
+    readable by its owner only (see the module docstring)."""
     target = Path(path)
     check_writable(target, force)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _new_temporary(target.parent, target.name, SHARED_MODE if shared else PRIVATE_MODE)
     try:
         write(tmp)
         os.replace(tmp, target)
@@ -49,9 +74,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], fo
     return target
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, force: bool = False) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force)
+def atomic_write_text(path: str | os.PathLike[str], text: str, force: bool = False, shared: bool = False) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (``shared`` as in ``atomic_write``)."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force, shared)
 
 
 @contextmanager

@@ -8,79 +8,67 @@ unless its ``fit`` option asks for the graphical-model fit; an MWEM Description 
 histogram is replayed into that histogram; a SmallDB Description resamples its small database; a
 Description without measurements
 (engine ``random``) is uniform over the domain and needs the number of rows to be given.
+
+``fit`` returns a ``FittedModel``: the Description with its model, which samples any number of
+rows, optionally under conditions (exact conditional sampling, see ``synth.conditions``), and
+can be saved to a file (``synth.model.store``) and loaded again with ``load_model``. A saved model
+records the digest of the Description it was fitted to (SHA-256 of its canonical JSON) and the
+fitting iterations, so a model is never paired with another Description.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from synth import __version__
+from synth.conditions import condition_text, evidence, read_conditions, values_in_ranges
 from synth.defaults import FIT_ITERATIONS
-from synth.description import Description
+from synth.description import Description, load_description
+from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
 from synth.measurement import Measurement
-from synth.errors import DescriptionError, SynthError
-from synth.model.bayesian_network import network_from_measurements, network_structure
-from synth.model.compression import expand_codes, expand_marginal
+from synth.model.bayesian_network import BayesianNetwork, network_from_measurements, network_structure
+from synth.model.compression import ExpandedModel
 from synth.model.domain import Domain
-from synth.model.fitting import fit_graphical_model
-from synth.model.histogram import database_model, replay_multiplicative_weights
+from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.graphical import GraphicalModel
+from synth.model.histogram import HistogramModel, database_model, replay_multiplicative_weights
 from synth.model.independent import ProductModel, fit_product_model
+from synth.model.interface import Model
+from synth.model.store import read_model, write_model
+from synth.progress import SILENT, Progress
 
 MAX_ROWS = 100_000_000
 
 
-class Model(Protocol):
-    total: float
-
-    def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class ExpandedModel:
-    """A model fitted on compressed codes, seen on the original codes of every column."""
-
-    model: Model
-    names: tuple[str, ...]
-    compression: Mapping[str, np.ndarray]
-
-    @property
-    def total(self) -> float:
-        return self.model.total
-
-    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
-        return expand_marginal(self.model.marginal(attrs), attrs, self.compression)
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng)
-
-
-def fit_measurements(domain: Domain, measurements: Sequence[Measurement],
-                     compression: Mapping[str, np.ndarray], iterations: int = FIT_ITERATIONS) -> Model:
+def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
+                     iterations: int = FIT_ITERATIONS, callback: Callback | None = None) -> Model:
     """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
     codes), seen on the original codes.
 
     No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
     codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
-    measured marginals.
+    measured marginals (``callback(iteration, loss)`` after each step of its fit).
     """
     if not measurements:
         return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
     if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
-    model = fit_graphical_model(domain, measurements, iterations=iterations)
+    model = fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
     return ExpandedModel(model, domain.names, compression)
 
 
 def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, Any], domain: Domain,
                 measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
-                iterations: int = FIT_ITERATIONS) -> Model:
+                iterations: int = FIT_ITERATIONS, callback: Callback | None = None) -> Model:
     """The model an engine's result stands for, on the original codes (``domain``: the codes as
     measured, after compression): the Bayesian network itself for PrivBayes unless its ``fit``
     option is true; MWEM's multiplicative-weights histogram when it used one (replayed from its
@@ -99,34 +87,137 @@ def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, An
     network = output.get("network")
     if network is not None and not options.get("fit", False):
         return network_from_measurements(domain, network_structure(network), measurements)
-    return fit_measurements(domain, measurements, compression, iterations)
+    return fit_measurements(domain, measurements, compression, iterations, callback)
 
 
-def fit_model(description: Description, iterations: int = FIT_ITERATIONS) -> Model:
+def fit_model(description: Description, iterations: int = FIT_ITERATIONS, progress: Progress = SILENT) -> Model:
     """The model that best explains the Description's measurements, on the original codes
-    (``build_model`` on what the Description holds)."""
-    return build_model(description.engine, description.engine_options, description.engine_output,
-                       description.model_domain, description.measurements, description.compression, iterations)
+    (``build_model`` on what the Description holds), with a bar for the iterations of a fit."""
+    with progress.counter("fitting the model", iterations) as advance:
+        return build_model(description.engine, description.engine_options, description.engine_output,
+                           description.model_domain, description.measurements, description.compression, iterations,
+                           lambda iteration, loss: advance(iteration))
+
+
+def description_digest(description: Description) -> str:
+    """SHA-256 of the Description's canonical JSON (keys sorted, no spaces): the same for the
+    Description in memory and as read back from its file, different after any edit."""
+    text = json.dumps(description.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _model_summary(model: Model) -> str:
+    """A few words on what a model is, for ``repr``."""
+    if isinstance(model, ExpandedModel):
+        inner = _model_summary(model.model)
+        return f"{inner}, {len(model.compression)} column(s) compressed" if model.compression else inner
+    if isinstance(model, GraphicalModel):
+        fitted = f", fitted in {model.fit.iterations} iterations" if model.fit is not None else ""
+        return (f"graphical model on {len(model.cliques)} cliques ({model.junction_tree.size_mb:.3g} MiB){fitted}")
+    if isinstance(model, BayesianNetwork):
+        return f"Bayesian network of {len(model.conditionals)} columns"
+    if isinstance(model, HistogramModel):
+        return f"histogram of {model.counts.size:,} cells"
+    return "independent columns"
+
+
+class FittedModel:
+    """A Description with its fitted model: samples synthetic tables, with or without conditions.
+
+    Build one with ``fit(description)`` or ``load_model(path)``; ``save(path)`` writes it. ``digest``
+    is the Description's (``description_digest``), ``iterations`` the fitting iterations asked for.
+    """
+
+    def __init__(self, description: Description, model: Model, iterations: int, digest: str | None = None) -> None:
+        self.description = description
+        self.model = model
+        self.iterations = iterations
+        self.digest = description_digest(description) if digest is None else digest
+
+    def __repr__(self) -> str:
+        d = self.description
+        rows = "" if math.isnan(self.model.total) else f", about {self.model.total:,.0f} rows"
+        return (f"<FittedModel {d.engine}: {_model_summary(self.model)}; {len(d.schema.output_names)} columns{rows}; "
+                f"Description {self.digest[:12]}>")
+
+    def _rows(self, rows: int | None) -> int:
+        n = rows if rows is not None else self.description.rows
+        if n is None and math.isnan(self.model.total):
+            raise SynthError(
+                f"this Description (engine {self.description.engine!r}) measured nothing, so there is no row count "
+                "to generate as many rows as: pass --rows N (rows= in Python), or set rows in the profile's [release]."
+            )
+        if n is None:
+            n = int(round(self.model.total))
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_ROWS:
+            raise SynthError(f"the number of rows to generate must be an integer from 1 to {MAX_ROWS:,}; got {n!r}.")
+        return int(n)
+
+    def sample(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
+               seed: int | None = None) -> pd.DataFrame:
+        """``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total), as a DataFrame.
+
+        ``conditions`` maps columns to what their cells must hold (a value, a list of values, a
+        range ``(low, high)`` or ``"low..high"``; see ``synth.conditions``): the rows are then drawn
+        from the model's conditional distribution, exactly. ``seed`` makes sampling reproducible;
+        without it the generator draws from OS entropy. ConditionError for an unknown column or
+        value, or conditions the model gives no probability.
+        """
+        schema = self.description.schema
+        n = self._rows(rows)
+        read = read_conditions(schema, conditions or {})
+        model = self.model
+        if read:
+            try:
+                model = model.given(evidence(read))
+            except ConditionError as error:
+                raise ConditionError(f"{condition_text(read)}: {error}") from None
+        rng = np.random.default_rng(seed)
+        codes = model.sample(n, rng)
+        table = schema.decode(codes, rng)
+        for name, values in values_in_ranges(schema, read, codes, rng).items():
+            table[name] = pd.Series(values, index=table.index).astype(table[name].dtype)
+        return table
+
+    def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
+        """Write the model and its Description to ``path`` (an ``.npz`` archive, no pickle), atomically;
+        refused if the file exists, unless ``force``."""
+        metadata = {"description_sha256": self.digest, "iterations": self.iterations, "software": __version__,
+                    "engine": self.description.engine}
+        text = json.dumps(self.description.to_dict(), allow_nan=False)
+        return write_model(path, self.model, metadata, {"description.json": text}, force)
+
+
+def fit(description: Description | str | os.PathLike[str], iterations: int = FIT_ITERATIONS,
+        progress: Progress = SILENT) -> FittedModel:
+    """Fit the model of a Description (or of the Description file at that path); ``iterations``
+    bounds a graphical-model fit, ``progress`` shows it."""
+    if not isinstance(description, Description):
+        description = load_description(description)
+    return FittedModel(description, fit_model(description, iterations, progress), iterations)
+
+
+def load_model(path: str | os.PathLike[str]) -> FittedModel:
+    """A model saved by ``FittedModel.save`` (or by ``synth generate`` / ``synth run`` beside a
+    Description), with the Description it holds. ModelFileError if the file is damaged or of another
+    format version, or its model is not that of the Description saved with it."""
+    model, metadata, texts = read_model(path)
+    try:
+        description = Description.from_dict(json.loads(texts["description.json"]))
+        digest, iterations = str(metadata["description_sha256"]), int(metadata["iterations"])
+    except (KeyError, TypeError, ValueError, DescriptionError) as exc:
+        raise ModelFileError(f"{path}: the Description saved with the model is missing or damaged ({exc}). "
+                             "Fit the model again.") from exc
+    if description_digest(description) != digest:
+        raise ModelFileError(f"{path}: the model was fitted to another Description than the one saved with it. "
+                             "Fit the model again.")
+    return FittedModel(description, model, iterations, digest)
 
 
 def generate(description: Description, rows: int | None = None, seed: int | None = None,
-             iterations: int = FIT_ITERATIONS) -> pd.DataFrame:
-    """Sample ``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total).
+             iterations: int = FIT_ITERATIONS, conditions: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Fit the Description's model and sample ``rows`` synthetic rows (``FittedModel.sample``).
 
-    ``seed`` makes sampling reproducible; without it the generator draws from OS entropy.
     ``iterations`` bounds the graphical-model fit (engines that measure joint marginals).
     """
-    n = rows if rows is not None else description.rows
-    if n is None and not description.ledger:
-        raise SynthError(
-            f"this Description (engine {description.engine!r}) measured nothing, so there is no row count "
-            "to generate as many rows as: pass --rows N (rows= in Python), or set rows in the profile's [release]."
-        )
-    model = fit_model(description, iterations)
-    if n is None:
-        n = int(round(model.total))
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_ROWS:
-        raise SynthError(f"the number of rows to generate must be an integer from 1 to {MAX_ROWS:,}; got {n!r}.")
-    rng = np.random.default_rng(seed)
-    codes = model.sample(int(n), rng)
-    return description.schema.decode(codes, rng)
+    return fit(description, iterations).sample(rows, conditions, seed)

@@ -83,4 +83,4 @@ def build_manifest(description: Description, description_path: Path, outputs: li
 
 
 def save_manifest(manifest: dict[str, Any], path: str | os.PathLike[str], force: bool = False) -> Path:
-    return atomic_write_text(path, json.dumps(manifest, indent=2) + "\n", force=force)
+    return atomic_write_text(path, json.dumps(manifest, indent=2) + "\n", force=force, shared=True)

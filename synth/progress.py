@@ -8,7 +8,8 @@ values: it names steps and columns, not counts from the data.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from tqdm import tqdm
@@ -30,6 +31,16 @@ class Progress:
         with tqdm(items, desc=description, total=total, file=sys.stderr, leave=False,
                   dynamic_ncols=True) as bar:
             yield from bar
+
+    @contextmanager
+    def counter(self, description: str, total: int) -> Iterator[Callable[[int], None]]:
+        """A bar of ``total`` steps for a loop that reports itself: the body calls the function it
+        is given with the number of steps done so far (the bar may close before ``total``)."""
+        if self.quiet:
+            yield lambda done: None
+            return
+        with tqdm(total=total, desc=description, file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+            yield lambda done: bar.update(done - bar.n)
 
     def message(self, text: str) -> None:
         """Print a one-line status message (nothing when quiet)."""

@@ -28,7 +28,7 @@ from typing import IO
 import pandas as pd
 
 from synth.errors import DataError, InputFileError, OutputError
-from synth.files import atomic_write
+from synth.files import atomic_write, check_writable
 
 DELIMITERS = (",", ";", "\t", "|")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz")
@@ -228,19 +228,26 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
 
 
+def check_table_output(path: str | os.PathLike[str], force: bool = False) -> None:
+    """OutputError if ``write_table`` would refuse ``path``: the file exists and ``force`` is False,
+    its folder is missing, the file type is unknown, or Parquet is asked for without pyarrow. For
+    a command to check before its work."""
+    p = Path(path)
+    if _format(p, OutputError) == "parquet" and not parquet_available():
+        raise OutputError(f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV.")
+    check_writable(p, force)
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells empty) or Parquet.
 
-    OutputError if the file exists and ``force`` is False, its folder is missing, the file type is
-    unknown, or Parquet is asked for without pyarrow.
+    Refused (OutputError) as ``check_table_output`` says.
     """
     p = Path(path)
+    check_table_output(p, force)
     if _format(p, OutputError) == "parquet":
-        if not parquet_available():
-            raise OutputError(
-                f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV."
-            )
-        return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force)
+        return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force, shared=True)
     compression = "gzip" if p.name.lower().endswith(".gz") else None
     sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
-    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force)
+    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force,
+                        shared=True)

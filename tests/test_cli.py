@@ -358,7 +358,7 @@ def small_release(tmp_path_factory) -> tuple[Path, Path]:
     return data, folder / "release"
 
 
-RUN_FILES = ["synthetic.csv", "description.json", "manifest.json"]
+RUN_FILES = ["synthetic.csv", "description.json", "description.model.npz", "manifest.json"]
 OUTPUTS = {  # command line (data, release, out folder) -> the output files it would write
     "describe": (lambda d, r, o: ["describe", d, "--epsilon", "1", "--seed", "1", "-o", f"{o}/d.json"], ["d.json"]),
     "generate": (lambda d, r, o: ["generate", f"{r}/description.json", "--rows", "10", "-o", f"{o}/s.csv"],

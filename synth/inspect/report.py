@@ -160,4 +160,4 @@ def inspect_report(description: Description, path: str | os.PathLike[str], force
     unless ``force``)."""
     target = Path(path)
     check_writable(target, force)  # before the work, not only when writing
-    return atomic_write_text(target, report_html(description, iterations, progress), force=force)
+    return atomic_write_text(target, report_html(description, iterations, progress), force=force, shared=True)

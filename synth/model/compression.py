@@ -3,17 +3,20 @@
 MST (McKenna, Miklau, Sheldon 2021) measures every 1-way marginal first and keeps a code only when
 its noisy count is at least three noise deviations; the other codes of the column become one
 merged code. Later measurements and the model live on the compressed domain; sampled merged
-codes are expanded uniformly over the original codes they stand for. Everything here is
-post-processing of released measurements.
+codes are expanded uniformly over the original codes they stand for (``ExpandedModel`` shows a
+model fitted on compressed codes on the original ones). Everything here is post-processing of
+released measurements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from synth.measurement import Measurement
+from synth.model.interface import Evidence, Model
 
 SUPPORT_THRESHOLD = 3.0  # noise deviations a noisy count must reach for its code to be kept
 
@@ -51,9 +54,18 @@ def compressed_sizes(names: Sequence[str], sizes: Sequence[int], maps: Mapping[s
     return tuple(int(maps[n].max()) + 1 if n in maps else s for n, s in zip(names, sizes))
 
 
+def _shares(mapping: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Each original code's share of its compressed code: its weight over its group's (evenly
+    1 / group size without weights; 0 where the group has no weight)."""
+    weights = np.ones(mapping.size) if weights is None else np.asarray(weights, dtype=float)
+    group = np.bincount(mapping, weights=weights)[mapping]
+    return np.divide(weights, group, out=np.zeros_like(weights), where=group > 0)
+
+
 def expand_codes(codes: np.ndarray, names: Sequence[str], maps: Mapping[str, np.ndarray],
-                 rng: np.random.Generator) -> np.ndarray:
-    """Compressed codes back to original codes; a merged code becomes one of its codes, uniformly."""
+                 rng: np.random.Generator, weights: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """Compressed codes back to original codes; a merged code becomes one of its codes, uniformly
+    or, for a column in ``weights``, with probability proportional to its weight."""
     out = codes.copy()
     for j, name in enumerate(names):
         mapping = maps.get(name)
@@ -64,19 +76,63 @@ def expand_codes(codes: np.ndarray, names: Sequence[str], maps: Mapping[str, np.
         column = codes[:, j]
         rows = column == mapping.max()
         out[~rows, j] = kept[column[~rows]]
-        out[rows, j] = merged[rng.integers(0, merged.size, int(rows.sum()))]
+        if weights is None or name not in weights:
+            out[rows, j] = merged[rng.integers(0, merged.size, int(rows.sum()))]
+        elif rows.any():
+            out[rows, j] = rng.choice(merged, size=int(rows.sum()), p=_shares(mapping, weights[name])[merged])
     return out
 
 
-def expand_marginal(marginal: np.ndarray, attrs: Sequence[str], maps: Mapping[str, np.ndarray]) -> np.ndarray:
-    """A marginal over compressed codes spread back over the original codes (merged ones evenly)."""
+def expand_marginal(marginal: np.ndarray, attrs: Sequence[str], maps: Mapping[str, np.ndarray],
+                    weights: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """A marginal over compressed codes spread back over the original codes (merged ones evenly,
+    or in proportion to their ``weights``)."""
     out = marginal
     for axis, name in enumerate(attrs):
         mapping = maps.get(name)
         if mapping is None:
             continue
-        group_sizes = np.bincount(mapping)
         shape = [1] * out.ndim
         shape[axis] = mapping.size
-        out = np.take(out, mapping, axis=axis) / group_sizes[mapping].reshape(shape)
+        share = _shares(mapping, None if weights is None else weights.get(name))
+        out = np.take(out, mapping, axis=axis) * share.reshape(shape)
     return out
+
+
+@dataclass(frozen=True)
+class ExpandedModel:
+    """A model fitted on compressed codes, seen on the original codes of every column.
+
+    ``weights`` (set by ``given``) weigh the original codes of a merged code when it is expanded:
+    a condition that keeps some of them only."""
+
+    model: Model
+    names: tuple[str, ...]
+    compression: Mapping[str, np.ndarray]
+    weights: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return self.model.total
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self.weights)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng, self.weights)
+
+    def given(self, evidence: Evidence) -> ExpandedModel:
+        """The model conditioned on evidence over original codes: a merged code's weight is its codes'
+        weights averaged by their shares of it (evenly, unless conditioned before), and it then
+        expands in proportion to the product of its codes' weights."""
+        compressed, weights = {}, dict(self.weights)
+        for name, values in evidence.items():
+            mapping = self.compression.get(name)
+            if mapping is None:
+                compressed[name] = values
+                continue
+            before = weights.get(name)
+            values = np.asarray(values, dtype=float)
+            compressed[name] = np.bincount(mapping, weights=_shares(mapping, before) * values)
+            weights[name] = values if before is None else before * values
+        return ExpandedModel(self.model.given(compressed), self.names, self.compression, weights)

@@ -7,6 +7,9 @@ marginal inside a clique is a sum of that clique's table, and any other marginal
 variable elimination over the smallest subtree that covers its attributes, using the calibrated
 clique marginals (a connected subtree of a junction tree factorises as
 ``Π μ_C / Π μ_separator``). Sampling draws exact i.i.d. rows clique by clique along the tree.
+Conditioning on evidence (weights on an attribute's codes) is exact too: the evidence enters the
+clique marginals, one upward and one downward pass make them consistent again, and the result
+(a ``ConditionedTree``) offers the same marginals and sampling.
 
 The model is post-processing: it is built from noisy measurements (by ``fitting``) and never
 sees private rows. It never builds the full joint table and never samples by rounding.
@@ -21,6 +24,7 @@ import numpy as np
 
 from synth.model.domain import Domain
 from synth.model.factor import Factor, align
+from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
@@ -157,58 +161,37 @@ def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator)
     return flat
 
 
-class GraphicalModel:
-    """A fitted Markov random field over ``domain`` on ``junction_tree``, scaled to ``total`` rows.
+class CalibratedTree:
+    """A distribution over ``domain`` that factorises along ``junction_tree``, given by its clique
+    marginals (counts summing to ``total``): exact marginals, i.i.d. sampling and conditioning.
+    ``marginal`` and ``clique_marginals`` return read-only arrays (copy them to modify)."""
 
-    ``potentials`` maps attribute tuples to log-potential factors; each must lie inside one of
-    the tree's maximal cliques (a clique without a potential is constant). ``marginal`` and
-    ``clique_marginals`` return read-only arrays (copy them to modify).
-    """
-
-    def __init__(
-        self,
-        domain: Domain,
-        junction_tree: JunctionTree,
-        potentials: Mapping[tuple[str, ...], Factor],
-        total: float,
-        fit: FitSummary | None = None,
-    ) -> None:
+    def __init__(self, domain: Domain, junction_tree: JunctionTree, total: float) -> None:
         if junction_tree.domain != domain:
             raise ValueError("the junction tree was built over another domain than the model's")
         if not (np.isfinite(total) and total > 0):
             raise ValueError(f"a model's total must be a positive number of rows; got {total}")
-        combined = [Factor.zeros(domain.project(c)) for c in junction_tree.cliques]
-        for attrs, factor in potentials.items():
-            if set(attrs) != set(factor.domain.names):
-                raise ValueError(f"the potential keyed {attrs} is a factor over {factor.domain.names}")
-            home = junction_tree.containing(attrs)
-            if home is None:
-                raise ValueError(f"the potential over {attrs} lies in no clique of the junction tree")
-            if not np.all(np.isfinite(factor.values)):
-                raise ValueError(f"the potential over {attrs} has non-finite log-values")
-            combined[home] = combined[home] + factor
         self.domain = domain
         self.junction_tree = junction_tree
-        self.potentials = dict(potentials)
         self.total = float(total)
-        self.fit = fit
-        self._log_potentials = [f.values for f in combined]
-        self._clique_marginals: list[np.ndarray] | None = None
         self._cache: dict[tuple[str, ...], np.ndarray] = {}
         self._cache_bytes = 0
+
+    def _calibrated(self) -> list[np.ndarray]:
+        """The clique marginals, laid out as the tree's cliques."""
+        raise NotImplementedError
 
     @property
     def cliques(self) -> tuple[tuple[str, ...], ...]:
         """The junction tree's maximal cliques (attributes in its table layout, see ``JunctionTree``)."""
         return self.junction_tree.cliques
 
-    def _calibrated(self) -> list[np.ndarray]:
-        if self._clique_marginals is None:
-            tables = calibrate(self.junction_tree, self._log_potentials, self.total).marginals
-            for table in tables:
-                table.flags.writeable = False
-            self._clique_marginals = tables
-        return self._clique_marginals
+    def given(self, evidence: Evidence) -> ConditionedTree:
+        """This distribution conditioned on ``evidence`` (see ``synth.model.interface``), computed
+        exactly on the junction tree by ``enter_evidence``."""
+        check_evidence(self.domain, evidence)
+        tables, probability = enter_evidence(self.junction_tree, self._calibrated(), evidence, self.total)
+        return ConditionedTree(self.domain, self.junction_tree, tables, conditioned_total(self.total, probability))
 
     @property
     def clique_marginals(self) -> dict[tuple[str, ...], np.ndarray]:
@@ -315,3 +298,100 @@ class GraphicalModel:
                 codes[:, self.domain.index(a)] = column
         return codes
 
+
+
+class GraphicalModel(CalibratedTree):
+    """A fitted Markov random field over ``domain`` on ``junction_tree``, scaled to ``total`` rows.
+
+    ``potentials`` maps attribute tuples to log-potential factors; each must lie inside one of
+    the tree's maximal cliques (a clique without a potential is constant). Its clique marginals
+    come from belief propagation, on first use.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        junction_tree: JunctionTree,
+        potentials: Mapping[tuple[str, ...], Factor],
+        total: float,
+        fit: FitSummary | None = None,
+    ) -> None:
+        super().__init__(domain, junction_tree, total)
+        combined = [Factor.zeros(domain.project(c)) for c in junction_tree.cliques]
+        for attrs, factor in potentials.items():
+            if set(attrs) != set(factor.domain.names):
+                raise ValueError(f"the potential keyed {attrs} is a factor over {factor.domain.names}")
+            home = junction_tree.containing(attrs)
+            if home is None:
+                raise ValueError(f"the potential over {attrs} lies in no clique of the junction tree")
+            if not np.all(np.isfinite(factor.values)):
+                raise ValueError(f"the potential over {attrs} has non-finite log-values")
+            combined[home] = combined[home] + factor
+        self.potentials = dict(potentials)
+        self.fit = fit
+        self._log_potentials = [f.values for f in combined]
+        self._clique_marginals: list[np.ndarray] | None = None
+
+    @property
+    def log_potentials(self) -> tuple[np.ndarray, ...]:
+        """Each clique's log-potential table (all potentials inside it added), laid out as the tree's cliques."""
+        return tuple(self._log_potentials)
+
+    def _calibrated(self) -> list[np.ndarray]:
+        if self._clique_marginals is None:
+            tables = calibrate(self.junction_tree, self._log_potentials, self.total).marginals
+            for table in tables:
+                table.flags.writeable = False
+            self._clique_marginals = tables
+        return self._clique_marginals
+
+
+class ConditionedTree(CalibratedTree):
+    """A ``CalibratedTree`` whose clique marginals are given (as ``enter_evidence`` computes them)."""
+
+    def __init__(self, domain: Domain, junction_tree: JunctionTree, tables: Sequence[np.ndarray],
+                 total: float) -> None:
+        super().__init__(domain, junction_tree, total)
+        self._tables = list(tables)
+        for table in self._tables:
+            table.flags.writeable = False
+
+    def _calibrated(self) -> list[np.ndarray]:
+        return self._tables
+
+
+def enter_evidence(tree: JunctionTree, marginals: Sequence[np.ndarray], evidence: Evidence,
+                   total: float) -> tuple[list[np.ndarray], float]:
+    """The clique marginals of a calibrated tree distribution conditioned on ``evidence``, and the
+    probability of the evidence under it.
+
+    The distribution is the root's marginal times each other clique's conditional given its
+    separator. Each attribute's weights multiply the one clique where it is new (the root, or a
+    clique that does not share it with its parent), so each counts once. Upward, a clique's
+    weighted table summed onto its separator and divided by the separator's marginal is the
+    likelihood of the evidence below it (a number in [0, 1] per separator configuration), which
+    multiplies the parent's table; the root's table then sums to ``total`` times the probability
+    of the evidence, and is the root's conditioned marginal. Downward, each clique's table,
+    normalised within each separator configuration, times the parent's conditioned separator
+    marginal is its conditioned marginal. All in probability space: a weight of 0 is exact.
+    """
+    domain, cliques = tree.domain, tree.cliques
+    owned = {0: cliques[0], **{child: cliques[child][len(separator):] for _, child, separator in tree.edges}}
+    tables = [np.array(m, dtype=float, order="C") for m in marginals]
+    for index, clique in enumerate(cliques):
+        for attr in owned[index]:
+            if attr in evidence:
+                tables[index] *= align(np.asarray(evidence[attr], dtype=float), (attr,), clique)
+    for parent, child, separator in reversed(tree.edges):
+        configs = domain.size(separator)
+        kept = tables[child].reshape(configs, -1).sum(axis=1)
+        prior = np.reshape(marginals[child], (configs, -1)).sum(axis=1)
+        likelihood = np.divide(kept, prior, out=np.zeros_like(kept), where=prior > 0)
+        tables[parent] *= align(likelihood.reshape(domain.shape(separator)), separator, cliques[parent])
+    probability = float(tables[0].sum()) / total
+    for parent, child, separator in tree.edges:
+        rows = tables[child].reshape(domain.size(separator), -1)
+        sums = rows.sum(axis=1, keepdims=True)
+        wanted = marginalise(tables[parent], cliques[parent], separator).reshape(sums.shape)
+        rows *= np.divide(wanted, sums, out=np.zeros_like(sums), where=sums > 0)
+    return tables, probability

@@ -28,6 +28,7 @@ from synth.measurement import Measurement, group_table, spread_groups
 from synth.model.domain import Domain
 from synth.model.factor import align
 from synth.model.graphical import marginalise
+from synth.model.interface import Evidence, check_evidence, conditioned_total
 
 
 class HistogramModel:
@@ -45,6 +46,15 @@ class HistogramModel:
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         """The marginal over ``attrs`` (counts summing to ``total``), axes in the order given."""
         return marginalise(self.counts, self.domain.names, tuple(attrs))
+
+    def given(self, evidence: Evidence) -> HistogramModel:
+        """The histogram conditioned on ``evidence``: every cell times its codes' weights."""
+        check_evidence(self.domain, evidence)
+        counts = self.counts.copy()
+        for name, weights in evidence.items():
+            counts *= align(np.asarray(weights, dtype=float), (name,), self.domain.names)
+        conditioned_total(self.total, float(counts.sum()) / self.total)  # refuses an impossible condition
+        return HistogramModel(self.domain, counts)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` i.i.d. rows of codes drawn from the normalised histogram, shape (n, columns)."""

@@ -2,6 +2,7 @@
 
 Fitted from 1-way measurements alone (post-processing): each column's noisy counts (combined
 when measured more than once) are projected onto the simplex scaled to the estimated total.
+Conditioning reweights the conditioned columns alone.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from synth.measurement import Measurement
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.domain import Domain
+from synth.model.interface import Evidence, check_evidence, conditioned_total
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,20 @@ class ProductModel:
         for a in attrs:
             result = np.multiply.outer(result, self.probabilities[self.domain.names.index(a)])
         return result
+
+    def given(self, evidence: Evidence) -> ProductModel:
+        """The columns conditioned one by one: the columns stay independent, each weighted column's
+        distribution is its weighted distribution renormalised, and the probability of the evidence
+        is the product of the columns'."""
+        check_evidence(self.domain, evidence)
+        probabilities, probability = list(self.probabilities), 1.0
+        for name, weights in evidence.items():
+            j = self.domain.index(name)
+            weighted = probabilities[j] * weights
+            mass = float(weighted.sum())
+            probability *= mass
+            probabilities[j] = weighted / mass if mass > 0 else weighted
+        return ProductModel(self.domain, tuple(probabilities), conditioned_total(self.total, probability))
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` i.i.d. rows of codes, shape (n, columns)."""
