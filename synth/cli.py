@@ -121,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
     p.add_argument("original", type=Path)
     p.add_argument("synthetic", type=Path)
-    p.add_argument("--description", type=Path, help="Description of the release (gives the discretisation and "
-                   "the ledger shown in the report)")
+    p.add_argument("--description", type=Path, help="Description of the release (its columns are compared, its "
+                   "schema is scored beside the discretisation drafted from the original, its ledger is shown)")
     p.add_argument("--target", metavar="COLUMN", help="column that ML utility predicts (classification for a "
                    "categorical or boolean column, regression for a numeric one)")
     p.add_argument("--report", type=Path, metavar="PATH", help="write a self-contained HTML report")
