@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the samples the metrics draw (default 0)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing (repeatable)")
-    _add_common(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
+    p.add_argument("--force", action="store_true", help="replace output files that exist")
     return parser
 
 
@@ -252,8 +253,7 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args),
                               target=args.target, seed=args.seed, report=args.report, json_path=args.json,
                               force=args.force, progress=progress)
-    if not args.quiet:
-        _print_evaluation(evaluation, args.report, args.json)
+    _print_evaluation(evaluation, args.report, args.json)  # the results, even with --quiet
 
 
 COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, "generate": cmd_generate,

@@ -14,6 +14,8 @@ from synth.evaluate import evaluate
 from synth.kinds import Kind
 from synth.profile import Profile
 from synth.schema import Column, Schema
+from tests.conftest import mixed_table
+from tests.test_cli import run_cli
 
 CITIES = [f"town {i:02d}" for i in range(60)]
 
@@ -109,3 +111,13 @@ def test_a_three_value_target_the_release_lost_is_still_a_target():
     assert result.utility is not None and result.utility.task == "classification"
     assert result.utility.score("gradient-boosted trees", "original")["accuracy"] > 0.55  # "high" is learnt
     assert any("single class" in note for note in result.utility.notes)  # the synthetic side lost the grades
+
+
+def test_quiet_hides_progress_but_not_the_results(capsys, tmp_path):
+    original = mixed_table(600, seed=13)
+    paths = [tmp_path / "o.csv", tmp_path / "s.csv"]
+    original.to_csv(paths[0], index=False)
+    mixed_table(500, seed=14).to_csv(paths[1], index=False)
+    code, out, err = run_cli(capsys, "evaluate", str(paths[0]), str(paths[1]), "--quiet")
+    assert code == 0 and err == ""
+    assert "city" in out and "2-way marginals: mean TVD" in out and "not differentially private" in out
