@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from synth.description import Description
+from synth.evaluate.association import AssociationComparison
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.evaluation import Evaluation
 from synth.files import atomic_write_text, check_writable
@@ -25,6 +26,7 @@ from synth.progress import SILENT, Progress
 BANNER = ("For the data owner only. This report contains statistics of the ORIGINAL data (distributions, "
           "correlations, sample rows in the PCA picture, distances to real records) computed without "
           "differential privacy. Do not share it with the synthetic data or publish it.")
+SIDE_BY_SIDE_UP_TO = 8  # association heatmaps of at most this many columns are shown in one row
 PRIVACY_NOTE = ("These are diagnostics, not the privacy guarantee. The guarantee of a synthetic table is the "
                 "differential privacy of its release (its Description and ledger). Numbers close to the "
                 "held-out baseline mean the synthetic rows are no closer to the original rows than new rows "
@@ -105,6 +107,17 @@ def _marginal_table(evaluation: Evaluation) -> str:
     return table(["marginals", "mean TVD", "max TVD", "scored", "of"], rows, frozenset({1, 2, 3, 4}))
 
 
+def _heatmaps(associations: AssociationComparison, figures: ModuleType) -> str:
+    """The three association heatmaps: in one row for a few columns; else one per row, each shown at
+    its own size, so that its labels keep their size (shrunk to a third of the page they could not
+    be read from 15 columns on)."""
+    images = [image(png, "association", f"associations: {which}")
+              for png, which in zip(figures.association_heatmaps(associations), ("original", "synthetic", "difference"))]
+    if len(associations.names) <= SIDE_BY_SIDE_UP_TO:
+        return '<div class="figures">' + "".join(images) + "</div>"
+    return "".join(f"<div>{picture}</div>" for picture in images)
+
+
 def _fidelity(evaluation: Evaluation, numeric: set[str], figures: ModuleType, progress: Progress) -> str:
     parts = ["<h2>Fidelity</h2>\n" + _discretisations(evaluation)
              + "<h3>Columns</h3>\n<p>Total-variation distance (TVD) between the two tables' "
@@ -126,10 +139,7 @@ def _fidelity(evaluation: Evaluation, numeric: set[str], figures: ModuleType, pr
                  "two categorical ones, the correlation ratio η for a numeric and a categorical one; the third "
                  f"picture is synthetic − original. Mean absolute difference: {number(a.mean_abs_difference)}. "
                  "Spearman's rank correlations of numeric pairs are in the JSON.</p>"
-                 + '<div class="figures">'
-                 + "".join(image(png, "association", f"associations: {which}")
-                           for png, which in zip(figures.association_heatmaps(a), ("original", "synthetic", "difference")))
-                 + "</div>")
+                 + _heatmaps(a, figures))
     pca = evaluation.projection
     parts.append("<h3>PCA</h3>\n<p>Both tables projected on the first two principal components of the original "
                  f"(fitted on {pca.fit_rows:,} original rows: numeric columns standardised, categorical one-hot); "
