@@ -27,7 +27,7 @@ from synth.evaluate.discretisation import draft_discretisation
 from synth.errors import DataError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Schema
+from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema
 from synth.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000
@@ -173,6 +173,13 @@ def _unlisted(cells: pd.Series, other: int, schema: Schema) -> int:
     return other - int(text_counts(cells, schema.missing_markers).get(schema.other_label, 0)) if other else 0
 
 
+Parse = tuple[str, Kind, tuple[str, ...]]  # a column's cells read as a kind, with these missing markers
+
+
+def _parse(column: Column, schema: Schema) -> Parse:
+    return column.name, column.kind, schema.missing_markers
+
+
 @dataclass
 class _Reading:
     """One table's pieces on one schema as they are read, and per column the counts of cells that are
@@ -180,13 +187,16 @@ class _Reading:
 
     schema: Schema
     codes: list[np.ndarray]
-    values: dict[int, list[np.ndarray]]
     counts: np.ndarray  # 3 × columns: unreadable, present, unlisted
 
-    def add(self, chunk: pd.DataFrame) -> None:
-        schema = self.schema
-        numeric = [j for j in self.values]
-        listed = [j for j in range(len(schema.columns)) if j not in self.values]
+    @property
+    def numeric(self) -> list[int]:
+        return [j for j, c in enumerate(self.schema.columns) if c.kind in NUMERIC_KINDS]
+
+    def add(self, chunk: pd.DataFrame, parsed: dict[Parse, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Encode ``chunk``; numeric columns are parsed once into ``parsed``, shared by every reading."""
+        schema, numeric = self.schema, self.numeric
+        listed = [j for j in range(len(schema.columns)) if j not in numeric]
         codes = np.empty((len(chunk), len(schema.columns)), dtype=np.int32)
         if listed:
             codes[:, listed], report = schema.select([schema.columns[j].name for j in listed]).encode(chunk)
@@ -195,33 +205,40 @@ class _Reading:
             self.counts[1, listed] += unreadable + (codes[:, listed] != [schema.columns[j].missing_code
                                                                           for j in listed]).sum(axis=0)
             self.counts[2, listed] += [_unlisted(chunk[c.name], c.other, schema) for c in report.columns]
-        for j in numeric:  # parsed once: the values are kept, the codes follow from them
+        for j in numeric:  # the values are kept, the codes follow from them
             column = schema.columns[j]
-            parsed, missing = parse_values(chunk[column.name], column.kind, schema.missing_markers)
-            codes[:, j], counts = encode_parsed(column, parsed, missing)
-            self.values[j].append(parsed)
+            key = _parse(column, schema)
+            if key not in parsed:
+                parsed[key] = parse_values(chunk[column.name], column.kind, schema.missing_markers)
+            values, missing = parsed[key]
+            codes[:, j], counts = encode_parsed(column, values, missing)
             self.counts[0, j] += counts.invalid
             self.counts[1, j] += int((~missing).sum())
         self.codes.append(codes)
 
-    def table(self, which: str) -> Table:
+    def table(self, which: str, values: dict[Parse, np.ndarray]) -> Table:
         if sum(len(c) for c in self.codes) == 0:
             raise DataError(f"the {which} table has no rows; there is nothing to compare.")
         _check_kinds(self.counts[0], self.counts[1], self.schema, which)
         return Table(np.asfortranarray(np.concatenate(self.codes)),
-                     {j: np.concatenate(v) for j, v in self.values.items()}, len(self.codes),
+                     {j: values[_parse(self.schema.columns[j], self.schema)] for j in self.numeric}, len(self.codes),
                      self.counts[2] / np.maximum(self.counts[1], 1))
 
 
 def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], which: str,
           progress: Progress) -> list[Table]:
-    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``)."""
-    readings = [_Reading(schema, [], {j: [] for j, c in enumerate(schema.columns) if c.kind in NUMERIC_KINDS},
-                         np.zeros((3, len(schema.columns)))) for schema in schemas]
+    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``); a numeric column
+    read alike on several schemas is parsed and held once."""
+    readings = [_Reading(schema, [], np.zeros((3, len(schema.columns)))) for schema in schemas]
+    pieces: dict[Parse, list[np.ndarray]] = {}
     for chunk in progress.track(_chunks(table, markers), f"reading the {which} table"):
+        parsed: dict[Parse, tuple[np.ndarray, np.ndarray]] = {}
         for reading in readings:
-            reading.add(chunk)
-    return [reading.table(which) for reading in readings]
+            reading.add(chunk, parsed)
+        for key, (values, _) in parsed.items():
+            pieces.setdefault(key, []).append(values)
+    values = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
+    return [reading.table(which, values) for reading in readings]
 
 
 def _not_scored(original: list[str], release: Schema | None, set_apart: dict[str, str]) -> dict[str, str]:
