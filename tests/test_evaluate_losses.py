@@ -14,6 +14,7 @@ from synth.evaluate import evaluate
 from synth.kinds import Kind
 from synth.profile import Profile
 from synth.schema import Column, Schema
+from synth.unmodelled import UnmodelledColumn
 from tests.conftest import mixed_table
 from tests.test_cli import run_cli
 
@@ -121,3 +122,24 @@ def test_quiet_hides_progress_but_not_the_results(capsys, tmp_path):
     code, out, err = run_cli(capsys, "evaluate", str(paths[0]), str(paths[1]), "--quiet")
     assert code == 0 and err == ""
     assert "city" in out and "2-way marginals: mean TVD" in out and "not differentially private" in out
+
+
+def test_columns_that_are_not_scored_are_listed_with_the_reason():
+    rng = np.random.default_rng(13)
+    n = 600
+    original = pd.DataFrame({"key": np.arange(n), "grade": rng.choice(["a", "b"], n),
+                             "note": [f"visit {i} went well" for i in range(n)], "lost": rng.choice(["x", "y"], n)})
+    schema = Schema.ordered([UnmodelledColumn("key", "id"), Column("grade", Kind.CATEGORICAL, categories=("a", "b")),
+                             UnmodelledColumn("note", "text")])
+    synthetic = pd.DataFrame({"key": np.arange(n) + 1000, "grade": rng.choice(["a", "b"], n), "note": [""] * n})
+    result = evaluate(original, synthetic, schema)
+    assert [c.name for c in result.columns] == ["grade"]
+    assert result.not_scored == {"key": "an identifier: the release writes fresh keys",
+                                 "note": "free text: the release writes it empty",
+                                 "lost": "not in the release (left out by its profile, or its domain was not found "
+                                         "under DP)"}
+    assert result.to_dict()["fidelity"]["not_scored"] == result.not_scored
+    assert any(line.startswith("lost") and "not scored: not in the release" in line for line in result.lines())
+    # without the release's schema, identifiers and free text are recognised in the original and set apart
+    alone = evaluate(original.drop(columns="lost"), synthetic.assign(note=[f"visit {i}" for i in range(n)]))
+    assert [c.name for c in alone.columns] == ["grade"] and set(alone.not_scored) == {"key", "note"}

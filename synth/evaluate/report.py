@@ -41,7 +41,7 @@ def _summary(evaluation: Evaluation, sources: dict[str, str]) -> str:
     cards = [_score(f"{evaluation.mean_column_tvd:.3f}", "mean 1-way TVD (0 = identical)")]
     if evaluation.release_schema is not None:
         cards.append(_score(f"{evaluation.release_schema.mean_column_tvd:.3f}",
-                            "mean 1-way TVD on the release's own schema"))
+                            "mean 1-way TVD on the release's schema"))
     for m in evaluation.marginals[1:]:
         cards.append(_score(f"{m.tvds.mean():.3f}", f"mean {m.k}-way TVD over {m.tvds.size} marginals"))
     if evaluation.kmarginal_score is not None:
@@ -79,7 +79,7 @@ def _discretisations(evaluation: Evaluation) -> str:
     drafted = f"Every score on this page is on a discretisation {DRAFTED} (drafted from {evaluation.drafted_from})"
     if evaluation.release_schema is None:
         return f"<p>{escape(drafted)}. With the release's Description, its own schema is scored beside it.</p>"
-    return (f"<p>{escape(drafted)}, except the columns headed “on the release's schema”: those are on "
+    return (f"<p>{escape(drafted)}, except the figures labelled “on the release's schema”: those are on "
             f"{escape(RELEASE)}.</p>")
 
 

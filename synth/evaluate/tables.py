@@ -279,8 +279,7 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
              + ("; the release's own schema is scored beside it (column and marginal TVDs)." if schema is not None
                 else "; pass --description to score on the release's own schema too.")]
     if not_scored:
-        notes.append(f"Not evaluated: column(s) {list(not_scored)}: "
-                     + "; ".join(f"{name}, {reason}" for name, reason in not_scored.items()) + ".")
+        notes.append(f"Not evaluated: column(s) {list(not_scored)} (the reasons are listed with the columns).")
     schemas = [drafted.schema] + ([schema] if schema is not None else [])
     tables = {which: _read(table, schemas, markers, which, progress)
               for which, table in (("original", original), ("synthetic", synthetic))}
