@@ -46,10 +46,10 @@ def main() -> None:
     synthetic, description = synthetic_table(csv, profile)
     outputs = ["--target", "income", "--force", "--quiet"]
     cases = [
-        ("with --description (the release's discretisation)",
+        ("with --description (drafted discretisation, and the release's schema beside it)",
          ["evaluate", str(big), str(synthetic), "--description", str(description), "--report",
           str(OUT / "evaluate_1m.html"), "--json", str(OUT / "evaluate_1m.json"), *outputs], OUT / "evaluate_1m.json"),
-        ("without --description (schema drafted from a sample of the original)",
+        ("without --description (drafted discretisation only)",
          ["evaluate", str(big), str(synthetic), "--report", str(OUT / "evaluate_1m_draft.html"), "--json",
           str(OUT / "evaluate_1m_draft.json"), *outputs], OUT / "evaluate_1m_draft.json"),
     ]

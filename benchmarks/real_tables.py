@@ -58,15 +58,16 @@ detail also gives how many times wider than the original's 1st-99th percentile r
 (when that range is empty, e.g. a constant year = 2013, the full range, else one unit or one day).
 
 Fidelity, on one discretisation per table drafted from the original (like SDMetrics), the same for
-every release of that table so that releases compare:
+every release of that table so that releases compare: the one ``synth evaluate`` scores on
+(``synth.evaluate.discretisation``), with each column's kind read from the original's cells as a
+drafted profile reads it (``synth.cells.infer_kinds``):
 
-* a numeric column (every non-missing cell reads as a number) or date column (at least 95 % read
-  as ISO dates): ~20 bins at the original's quantiles (the 5 %, 10 %, ..., 95 % points; repeated
-  edges merge), values outside fall in the end bins;
-* a boolean column (cells among true/false/yes/no, compared case-blind with yes = true): its two
-  values; any other column is text: its 50 most frequent values, and "other";
-* missing cells are a code of their own in every column, and so are cells a numeric column cannot
-  read (e.g. ``<OTHER>`` written into a numeric column).
+* a numeric or date column: up to 20 bins at the original's quantiles (the 5 %, 10 %, ..., 95 %
+  points; repeated edges merge), values outside fall in the end bins;
+* a boolean column (true/false, yes/no, 1/0, case-blind): its two values; a text column: its 50 most
+  frequent values, and "other" (which also holds a release's ``<OTHER>``);
+* missing cells are a code of their own in every column; cells a numeric column cannot read (e.g.
+  ``<OTHER>`` written into it) share that code.
 
 Mean 1-way TVD (total variation distance, half the L1 distance of the normalised marginals) over
 the columns, and mean 2-way TVD over the pairs of columns (a fixed random sample of 300 pairs when
@@ -100,7 +101,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -112,6 +113,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from pgm_common import marginal_counts, tvd  # noqa: E402
+
+from synth.cells import infer_kinds  # noqa: E402
+from synth.encoding import encode_column  # noqa: E402
+from synth.evaluate.discretisation import QUANTILE_BINS, TOP_VALUES, draft_discretisation  # noqa: E402
+from synth.kinds import Kind  # noqa: E402
+from synth.schema import Column  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
 
@@ -119,8 +126,6 @@ WORK = HERE / "out" / "real_tables"
 PROFILES = HERE / "real_profiles"
 RUN_TIMEOUT = 3600  # seconds; a run that takes longer is stopped and recorded as "timeout"
 
-QUANTILE_BINS = 20
-TOP_VALUES = 50
 MAX_PAIRS = 300
 PAIR_SEED = 0
 LOCATED_SHARE = 0.95
@@ -317,15 +322,24 @@ def canonical_words(cells: pd.Series) -> pd.Series:
     return lowered.map(BOOLEAN_WORDS).fillna(lowered)
 
 
+VERDICT_KINDS = {Kind.INTEGER: "number", Kind.FLOAT: "number", Kind.DATETIME: "date", Kind.BOOLEAN: "boolean",
+                 Kind.CATEGORICAL: "text"}
+
+
 @dataclass(frozen=True)
 class Coder:
-    """One column's codes on the common discretisation: bins (number, date) or frequent values
-    (text, boolean), then MISSING, then (number, date) UNREADABLE."""
+    """One original column: its codes on the common discretisation (``column``), and the kind the
+    verdicts read its cells as."""
 
-    name: str
-    kind: str  # "number" | "date" | "boolean" | "text"
-    cuts: np.ndarray = field(default_factory=lambda: np.empty(0))
-    top: tuple[str, ...] = ()
+    column: Column
+
+    @property
+    def name(self) -> str:
+        return self.column.name
+
+    @property
+    def kind(self) -> str:  # "number" | "date" | "boolean" | "text"
+        return VERDICT_KINDS[self.column.kind]
 
     @property
     def numeric(self) -> bool:
@@ -333,7 +347,7 @@ class Coder:
 
     @property
     def size(self) -> int:
-        return len(self.cuts) + 3 if self.numeric else len(self.top) + 2
+        return self.column.size
 
     def values(self, cells: pd.Series) -> np.ndarray:
         """Numbers (dates as seconds) of a numeric column; NaN where blank or unreadable."""
@@ -343,43 +357,12 @@ class Coder:
         return canonical_words(cells) if self.kind == "boolean" else cells.str.strip()
 
     def codes(self, cells: pd.Series) -> np.ndarray:
-        missing = blank(cells)
-        if self.numeric:
-            values = self.values(cells)
-            codes = np.searchsorted(self.cuts, np.nan_to_num(values), side="right")
-            codes[np.isnan(values)] = len(self.cuts) + 2
-        else:
-            index = {value: i for i, value in enumerate(self.top)}
-            codes = self.texts(cells).map(index).fillna(len(self.top)).to_numpy(dtype=np.int64, copy=True)
-        codes[missing] = self.size - (2 if self.numeric else 1)
-        return codes.astype(np.int64)
+        return encode_column(self.column, cells, ("",))[0].astype(np.int64)
 
 
-def column_kind(cells: pd.Series) -> str:
-    present = cells[~blank(cells)]
-    if present.empty:
-        return "text"
-    if canonical_words(present).isin(["true", "false"]).all() and not present.str.strip().isin(["0", "1"]).all():
-        return "boolean"
-    if not np.isnan(as_numbers(present)).any():
-        return "number"
-    if present.str.contains(r"\d+\D+\d+", regex=True).all() and np.isfinite(as_seconds(present)).mean() >= 0.95:
-        return "date"
-    return "text"
-
-
-def draft_coder(name: str, cells: pd.Series) -> Coder:
-    """The discretisation of one original column (see the module docstring)."""
-    kind = column_kind(cells)
-    if kind in ("number", "date"):
-        probe = Coder(name, kind)
-        values = probe.values(cells)
-        values = values[~np.isnan(values)]
-        quantiles = np.linspace(0, 1, QUANTILE_BINS + 1)[1:-1]
-        cuts = np.unique(np.quantile(values, quantiles)) if values.size else np.empty(0)
-        return Coder(name, kind, cuts=cuts)
-    texts = Coder(name, kind).texts(cells[~blank(cells)])
-    return Coder(name, kind, top=tuple(texts.value_counts().index[:TOP_VALUES]))
+def draft_coders(cells: pd.DataFrame) -> list[Coder]:
+    """The common discretisation of every column of the original (see the module docstring)."""
+    return [Coder(column) for column in draft_discretisation(cells, kinds=infer_kinds(cells)).schema.columns]
 
 
 def coded(frame: pd.DataFrame | None, coders: Sequence[Coder]) -> np.ndarray:
@@ -390,7 +373,7 @@ def coded(frame: pd.DataFrame | None, coders: Sequence[Coder]) -> np.ndarray:
         if frame is not None and coder.name in frame.columns:
             columns.append(coder.codes(frame[coder.name]))
         else:
-            columns.append(np.full(rows, coder.size - (2 if coder.numeric else 1), dtype=np.int64))
+            columns.append(np.full(rows, coder.column.missing_code, dtype=np.int64))
     return np.column_stack(columns) if columns else np.empty((rows, 0), dtype=np.int64)
 
 
@@ -495,7 +478,7 @@ def domain_fit(coder: Coder, original: pd.Series, domain: dict) -> DomainFit:
         return DomainFit(share, detail="boolean")
     listed = domain.get("categories", [])
     categories = [c for c in listed if c not in PLACEHOLDERS]
-    allowed = set(Coder(coder.name, coder.kind).texts(pd.Series(categories, dtype=str)))
+    allowed = set(coder.texts(pd.Series(categories, dtype=str)))
     share = float(coder.texts(present).isin(allowed).mean()) if len(present) else 1.0
     shown = ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
     return DomainFit(share, detail=f"{len(categories)} categories ({shown})")
@@ -544,7 +527,7 @@ def resample_tvd(codes: np.ndarray, sizes: Sequence[int], pairs: Sequence[tuple[
 
 def load_original(csv: Path, keep: list[str] | None) -> Original:
     cells = read_cells(csv)
-    coders = [draft_coder(name, cells[name]) for name in cells.columns]
+    coders = draft_coders(cells)
     scored = [i for i, c in enumerate(coders) if keep is None or c.name in keep]
     codes = coded(cells, [coders[i] for i in scored])
     pairs = scored_pairs(len(scored))
@@ -775,8 +758,8 @@ def report(records: list[dict], command: str) -> list[str]:
         "engine and δ), with `--profile benchmarks/real_profiles/TABLE.toml` (reviewed; it drops ID and "
         "free-text columns), and `--engine independent` zero-config; tables in benchmarks/real_tables.md, "
         "verdict criteria and discretisation in the script's docstring. TVD over the columns the profile keeps "
-        "(scored), on one discretisation per table drafted from the original (20 quantile bins; 50 most "
-        "frequent values + other; missing apart); 2-way over all pairs, at most 300 sampled; "
+        f"(scored), on one discretisation per table drafted from the original, synth evaluate's ({QUANTILE_BINS} "
+        f"quantile bins; {TOP_VALUES} most frequent values + other; missing apart); 2-way over all pairs, at most 300 sampled; "
         "resample: a bootstrap resample of the original, the floor at that row count.\n",
         *SUMMARY_HEAD,
         *(summary_row(runs) for _, runs in sorted(by_variant(records).items(), key=lambda kv: table_order(kv[0]))),

@@ -209,8 +209,10 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
              force: bool = False, progress: Progress = SILENT) -> Evaluation:
     """Compare a synthetic table with the original (NOT a DP output: it reads the original).
 
-    Tables are DataFrames or CSV/Parquet paths (large files are read in chunks). The Description, when
-    given, supplies the discretisation and the ledger shown in the report. ``target`` names the
+    Tables are DataFrames or CSV/Parquet paths (large files are read in chunks). Every score is on a
+    discretisation drafted from the original, so that what a release lost shows; the Description, when
+    given, names the columns to compare (the original may hold more), its schema is scored beside
+    (column and marginal TVDs) and its ledger is shown in the report. ``target`` names the
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
     (refused if they exist, unless ``force``), both checked before any work.
     """

@@ -127,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
     p.add_argument("original", type=Path)
     p.add_argument("synthetic", type=Path)
-    p.add_argument("--description", type=Path, help="Description of the release (gives the discretisation and "
-                   "the ledger shown in the report)")
+    p.add_argument("--description", type=Path, help="Description of the release (its columns are compared, its "
+                   "schema is scored beside the discretisation drafted from the original, its ledger is shown)")
     p.add_argument("--target", metavar="COLUMN", help="column that ML utility predicts (classification for a "
                    "categorical or boolean column, regression for a numeric one)")
     p.add_argument("--report", type=Path, metavar="PATH", help="write a self-contained HTML report")
@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the samples the metrics draw (default 0)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing (repeatable)")
-    _add_common(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
+    p.add_argument("--force", action="store_true", help="replace output files that exist")
     return parser
 
 
@@ -278,8 +279,7 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args),
                               target=args.target, seed=args.seed, report=args.report, json_path=args.json,
                               force=args.force, progress=progress)
-    if not args.quiet:
-        _print_evaluation(evaluation, args.report, args.json)
+    _print_evaluation(evaluation, args.report, args.json)  # the results, even with --quiet
 
 
 COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, "generate": cmd_generate,

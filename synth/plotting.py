@@ -18,6 +18,9 @@ LABEL_CHARS = 32
 ACCENT = "#3b6ea8"
 SECOND = "#d9822b"  # the synthetic table next to ACCENT's original
 ANNOTATE_UP_TO = 12  # heatmaps with at most this many columns print their values
+LABEL_POINTS = 8  # a heatmap's column labels
+MIN_CELL = 1.8 * LABEL_POINTS / 72  # inches: the least height of a heatmap's row of cells
+HEATMAP_SHARE = 0.75  # about this share of a heatmap's height is cells (the rest: margins, colour bar)
 
 
 def png(figure: Figure) -> bytes:
@@ -32,18 +35,24 @@ def short(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…"
 
 
-def heatmap(values: np.ndarray, names: Sequence[str], label: str, vmin: float = 0.0, vmax: float = 1.0,
-            cmap: str = "Blues", title: str | None = None) -> bytes:
+def heatmap_side(columns: int) -> float:
+    """A heatmap's height in inches: 0.3 more per column up to 16, then as much as keeps each row of
+    cells MIN_CELL high, so that no two labels overlap however many columns there are."""
+    return max(min(3.0 + 0.3 * columns, 16.0), MIN_CELL * columns / HEATMAP_SHARE)
+
+
+def heatmap_figure(values: np.ndarray, names: Sequence[str], label: str, vmin: float = 0.0, vmax: float = 1.0,
+                   cmap: str = "Blues", title: str | None = None) -> Figure:
     """A square of coloured cells, one per pair of ``names`` (grey where the value is NaN)."""
     n = len(names)
-    side = min(3.0 + 0.3 * n, 16.0)
+    side = heatmap_side(n)
     figure = Figure(figsize=(side + 1.2, side))
     axes = figure.add_subplot()
     colours = colormaps[cmap].with_extremes(bad="#eeeeee")
     picture = axes.imshow(np.ma.masked_invalid(values), cmap=colours, vmin=vmin, vmax=vmax)
     labels = [short(name) for name in names]
-    axes.set_xticks(range(n), labels, rotation=90, fontsize=8)
-    axes.set_yticks(range(n), labels, fontsize=8)
+    axes.set_xticks(range(n), labels, rotation=90, fontsize=LABEL_POINTS)
+    axes.set_yticks(range(n), labels, fontsize=LABEL_POINTS)
     if n <= ANNOTATE_UP_TO:
         span = vmax - vmin
         for (i, j), value in np.ndenumerate(values):
@@ -54,4 +63,10 @@ def heatmap(values: np.ndarray, names: Sequence[str], label: str, vmin: float = 
     if title:
         axes.set_title(title, fontsize=10)
     figure.colorbar(picture, ax=axes, shrink=0.8, label=label)
-    return png(figure)
+    return figure
+
+
+def heatmap(values: np.ndarray, names: Sequence[str], label: str, vmin: float = 0.0, vmax: float = 1.0,
+            cmap: str = "Blues", title: str | None = None) -> bytes:
+    """``heatmap_figure`` as PNG bytes."""
+    return png(heatmap_figure(values, names, label, vmin, vmax, cmap, title))

@@ -75,7 +75,7 @@ def test_describe_generate_inspect_evaluate_chain(capsys, tmp_path, mixed_csv):
                            "--json", str(metrics))
     assert code == 0 and "2-way marginals: mean TVD" in out
     result = json.loads(metrics.read_text())
-    assert result["schema_version"] == 2
+    assert result["schema_version"] == 3
     assert set(result["fidelity"]["columns"]) == {"city", "age", "income", "joined", "member"}
 
 

@@ -1,8 +1,9 @@
 """Utility evaluation: how faithful, useful and private-looking a synthetic table is next to the original.
 
-``evaluate`` compares two tables with the same columns, whichever tool made the synthetic one, and
-returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML utility and privacy
-diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
+``evaluate`` compares two tables with the same columns, whichever tool made the synthetic one, on a
+discretisation drafted from the original (``discretisation``; a release's own schema is scored beside
+it), and returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML utility and
+privacy diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
 (``report``). Everything here reads the original data: the results are NOT differentially private
 and are for the data owner.
 

@@ -1,17 +1,21 @@
 """The evaluation of a synthetic table against its original: every metric, run in order, in one result.
 
-``evaluate`` reads both tables onto one discretisation (``tables``), then computes fidelity (per-column
-TVD and KS, mean/max TVD of 1-, 2- and 3-way marginals, SDNist's k-marginal score), pairwise
-associations, a PCA projection, a random query workload, ML utility for a target column, and privacy
-diagnostics. ``Evaluation.to_dict`` is the machine-readable form (every number of the report, with a
-schema version); ``lines`` is the console summary. It reads the original data: the result is NOT
-differentially private and is for the data owner.
+``evaluate`` reads both tables onto a discretisation drafted from the original (``tables``,
+``discretisation``), then computes fidelity (per-column TVD and KS, mean/max TVD of 1-, 2- and 3-way
+marginals, SDNist's k-marginal score), pairwise associations, a PCA projection, a random query
+workload, ML utility for a target column, and privacy diagnostics. Given the release's schema, it
+also scores column and marginal TVDs on that schema (``SchemaFidelity``), labelled as such: there a
+value the release cannot represent is OTHER in both tables, so a loss does not show. ``Evaluation.to_dict``
+is the machine-readable form (every number of the report, with a schema version); ``lines`` is the
+console summary. It reads the original data: the result is NOT differentially private and is for
+the data owner.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from synth.description import Description
 from synth.evaluate.association import AssociationComparison, compare_associations
+from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statistic, marginal_errors
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
 from synth.evaluate.projection import Projection, project
@@ -28,7 +33,7 @@ from synth.evaluate.utility import Utility, check_target, ml_utility
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NOT_DP_NOTICE = ("This evaluation reads the original data; its numbers are not differentially "
                  "private. Keep them with the data owner.")
 
@@ -52,8 +57,32 @@ class ColumnFidelity:
 
 
 @dataclass(frozen=True)
+class SchemaFidelity:
+    """Column and k-way marginal TVDs on the release's own schema (its Description's codes)."""
+
+    columns: tuple[ColumnFidelity, ...]
+    marginals: tuple[MarginalErrors, ...]
+
+    @property
+    def mean_column_tvd(self) -> float:
+        return float(np.mean([c.tvd for c in self.columns]))
+
+    def column(self, name: str) -> ColumnFidelity | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    def summary(self) -> dict[str, float]:
+        return {"mean_column_tvd": self.mean_column_tvd,
+                **{f"{m.k}_way_mean_tvd": float(m.tvds.mean()) for m in self.marginals}}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"columns": {c.name: c.to_dict() for c in self.columns},
+                "marginals": {str(m.k): m.to_dict() for m in self.marginals}}
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """Everything measured about a synthetic table against its original."""
+    """Everything measured about a synthetic table against its original, on the discretisation
+    drafted from the original; ``release_schema`` holds the TVDs on the release's own schema."""
 
     columns: tuple[ColumnFidelity, ...]
     marginals: tuple[MarginalErrors, ...]  # k = 1, 2, 3 (as many as the table has columns)
@@ -67,6 +96,9 @@ class Evaluation:
     notes: tuple[str, ...]
     seed: int
     release: dict[str, Any] | None = None  # the Description's budget and ledger, when one was given
+    drafted_from: str = ""  # the rows the discretisation was drafted from
+    not_scored: Mapping[str, str] = field(default_factory=dict)  # the original's other columns → why
+    release_schema: SchemaFidelity | None = None
 
     def marginal(self, k: int) -> MarginalErrors | None:
         return next((m for m in self.marginals if m.k == k), None)
@@ -93,6 +125,8 @@ class Evaluation:
                               "train_on_original": self.utility.score("gradient-boosted trees", "original")[main],
                               "train_on_synthetic": self.utility.score("gradient-boosted trees", "synthetic")[main]}
         out["exact_match_rate"] = self.privacy.exact_match
+        if self.release_schema is not None:
+            out["release_schema"] = self.release_schema.summary()
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,8 +137,15 @@ class Evaluation:
             "rows": {"original": self.original_rows, "synthetic": self.synthetic_rows},
             "summary": self.summary(),
             "notes": list(self.notes),
+            "discretisations": {
+                "drafted": {"what": DRAFTED, "drafted_from": self.drafted_from,
+                            "scores": "summary, fidelity (but fidelity.release_schema), utility, privacy"},
+                "release": None if self.release_schema is None else {
+                    "what": RELEASE, "scores": "summary.release_schema, fidelity.release_schema"}},
             "fidelity": {
                 "columns": {c.name: c.to_dict() for c in self.columns},
+                "not_scored": dict(self.not_scored),
+                "release_schema": None if self.release_schema is None else self.release_schema.to_dict(),
                 "marginals": {str(m.k): m.to_dict() for m in self.marginals},
                 "kmarginal": None if self.kmarginal_score is None else {
                     "score": self.kmarginal_score, "scale": "0 (disjoint) to 1000 (identical)",
@@ -121,13 +162,22 @@ class Evaluation:
 
     def lines(self) -> list[str]:
         """A short text report for the console."""
-        out = [f"{'column':<24} {'kind':<12} {'TVD':>7} {'KS':>7}"]
+        on_release = self.release_schema
+        out = [f"Scores on a discretisation {DRAFTED}."]
+        if on_release is not None:
+            out.append(f"'TVD release': on {RELEASE}.")
+        out.append(f"{'column':<24} {'kind':<12} {'TVD':>7} {'KS':>7}" + (f" {'TVD release':>12}" if on_release else ""))
         for c in self.columns:
             ks = "" if c.ks is None else f"{c.ks:.3f}"
-            out.append(f"{c.name[:24]:<24} {c.kind:<12} {c.tvd:>7.3f} {ks:>7}")
+            line = f"{c.name[:24]:<24} {c.kind:<12} {c.tvd:>7.3f} {ks:>7}"
+            same = None if on_release is None else on_release.column(c.name)
+            out.append(line + ("" if same is None else f" {same.tvd:>12.3f}"))
+        for name, reason in self.not_scored.items():
+            out.append(f"{name[:24]:<24} not scored: {reason}")
         for m in self.marginals:
-            scope = f"{m.tvds.size} of {m.total} sampled" if m.sampled else f"all {m.total}"
-            out.append(f"{m.k}-way marginals: mean TVD {m.tvds.mean():.3f}, max {m.tvds.max():.3f} ({scope})")
+            out.append(_marginal_line(m))
+        for m in () if on_release is None else on_release.marginals:
+            out.append(_marginal_line(m, " on the release's schema"))
         if self.kmarginal_score is not None:
             out.append(f"SDNist k-marginal score: {self.kmarginal_score:.0f} / 1000")
         out.append(f"association difference (mean |synthetic - original|): "
@@ -149,16 +199,21 @@ class Evaluation:
         return out
 
 
+def _marginal_line(m: MarginalErrors, where: str = "") -> str:
+    scope = f"{m.tvds.size} of {m.total} sampled" if m.sampled else f"all {m.total}"
+    return f"{m.k}-way marginals{where}: mean TVD {m.tvds.mean():.3f}, max {m.tvds.max():.3f} ({scope})"
+
+
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _columns(tables: Tables) -> tuple[ColumnFidelity, ...]:
+def _columns(tables: Tables, ks_of_values: bool = True) -> tuple[ColumnFidelity, ...]:
     schema, out = tables.schema, []
     for j, column in enumerate(schema.columns):
         shares = [np.bincount(t.codes[:, j], minlength=column.size) / t.rows for t in (tables.original, tables.synthetic)]
         ks = None
-        if j in tables.original.values:
+        if ks_of_values and j in tables.original.values:
             a, b = (t.values[j] for t in (tables.original, tables.synthetic))
             a, b = a[np.isfinite(a)], b[np.isfinite(b)]
             ks = ks_statistic(a, b) if a.size and b.size else math.nan
@@ -181,13 +236,22 @@ def evaluate_tables(tables: Tables, target: str | None = None, seed: int = 0,
         return _evaluate_tables(tables, target, seed, progress)
 
 
+def _marginals(tables: Tables, rng: np.random.Generator, progress: Progress) -> tuple[MarginalErrors, ...]:
+    """The 1-, 2- and 3-way marginal TVDs (as many ways as the table has columns)."""
+    return tuple(marginal_errors(tables.original.codes, tables.synthetic.codes, tables.schema.sizes, k, rng)
+                 for k in progress.track(range(1, min(3, len(tables.schema.columns)) + 1), "k-way marginals"))
+
+
 def _evaluate_tables(tables: Tables, target: str | None, seed: int, progress: Progress) -> Evaluation:
     rng = np.random.default_rng(seed)
-    d = len(tables.schema.columns)
     progress.message("fidelity: columns and marginals")
     columns = _columns(tables)
-    marginals = tuple(marginal_errors(tables.original.codes, tables.synthetic.codes, tables.schema.sizes, k, rng)
-                      for k in progress.track(range(1, min(3, d) + 1), "k-way marginals"))
+    marginals = _marginals(tables, rng, progress)
+    release_schema = None
+    if tables.release is not None:  # its own stream, so the other scores do not depend on it
+        progress.message("fidelity on the release's own schema")
+        release_schema = SchemaFidelity(_columns(tables.release, ks_of_values=False),
+                                        _marginals(tables.release, np.random.default_rng([seed, 1]), progress))
     progress.message("pairwise associations")
     associations = compare_associations(tables)
     progress.message("PCA projection")
@@ -207,7 +271,9 @@ def _evaluate_tables(tables: Tables, target: str | None, seed: int, progress: Pr
     if target is None:
         notes.append("No --target given: ML utility was not measured.")
     return Evaluation(columns, marginals, associations, projection, queries, utility, privacy,
-                      tables.original.rows, tables.synthetic.rows, tuple(notes), seed)
+                      tables.original.rows, tables.synthetic.rows, tuple(notes), seed,
+                      drafted_from=tables.drafted_from, not_scored=dict(tables.not_scored),
+                      release_schema=release_schema)
 
 
 def _release(description: Description) -> dict[str, Any]:
@@ -221,10 +287,10 @@ def _release(description: Description) -> dict[str, Any]:
 def evaluate(original: TableLike, synthetic: TableLike, schema: Schema | None = None,
              missing_markers: tuple[str, ...] = ("",), target: str | None = None, seed: int = 0,
              progress: Progress = SILENT, description: Description | None = None) -> Evaluation:
-    """Compare ``synthetic`` with ``original`` (DataFrames or CSV/Parquet paths) on ``schema`` (the
-    ``description``'s when one is given, else drafted from the original when None); a Description's
-    budget and ledger are kept in the result. DataError on different columns or kinds, an empty
-    table, or a target that is absent or constant."""
+    """Compare ``synthetic`` with ``original`` (DataFrames or CSV/Parquet paths) on a discretisation
+    drafted from the original and, when the release's ``schema`` is given (the ``description``'s when
+    one is given), on that schema too; a Description's budget and ledger are kept in the result.
+    DataError on different columns or kinds, an empty table, or a target that is absent or constant."""
     if description is not None:
         schema, missing_markers = description.schema, description.schema.missing_markers
     tables = load_tables(original, synthetic, schema, missing_markers, target, seed, progress)

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 
 from synth.description import Description
+from synth.evaluate.association import AssociationComparison
+from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.evaluation import Evaluation
 from synth.files import atomic_write_text, check_writable
 from synth.htmlpage import (banner, budget_text, escape, facts, figures_module, image, ledger_section, number,
@@ -24,6 +26,7 @@ from synth.progress import SILENT, Progress
 BANNER = ("For the data owner only. This report contains statistics of the ORIGINAL data (distributions, "
           "correlations, sample rows in the PCA picture, distances to real records) computed without "
           "differential privacy. Do not share it with the synthetic data or publish it.")
+SIDE_BY_SIDE_UP_TO = 8  # association heatmaps of at most this many columns are shown in one row
 PRIVACY_NOTE = ("These are diagnostics, not the privacy guarantee. The guarantee of a synthetic table is the "
                 "differential privacy of its release (its Description and ledger). Numbers close to the "
                 "held-out baseline mean the synthetic rows are no closer to the original rows than new rows "
@@ -36,6 +39,9 @@ def _score(value: str, label: str) -> str:
 
 def _summary(evaluation: Evaluation, sources: dict[str, str]) -> str:
     cards = [_score(f"{evaluation.mean_column_tvd:.3f}", "mean 1-way TVD (0 = identical)")]
+    if evaluation.release_schema is not None:
+        cards.append(_score(f"{evaluation.release_schema.mean_column_tvd:.3f}",
+                            "mean 1-way TVD on the release's schema"))
     for m in evaluation.marginals[1:]:
         cards.append(_score(f"{m.tvds.mean():.3f}", f"mean {m.k}-way TVD over {m.tvds.size} marginals"))
     if evaluation.kmarginal_score is not None:
@@ -68,33 +74,72 @@ def _release(description: Description) -> str:
     return f"<h2>The release</h2>\n{seeded}{facts(rows)}\n{ledger_section(description)}"
 
 
+def _discretisations(evaluation: Evaluation) -> str:
+    """What the scores are counted on: the drafted discretisation, and the release's schema."""
+    drafted = f"Every score on this page is on a discretisation {DRAFTED} (drafted from {evaluation.drafted_from})"
+    if evaluation.release_schema is None:
+        return f"<p>{escape(drafted)}. With the release's Description, its own schema is scored beside it.</p>"
+    return (f"<p>{escape(drafted)}, except the figures labelled “on the release's schema”: those are on "
+            f"{escape(RELEASE)}.</p>")
+
+
+def _column_table(evaluation: Evaluation) -> str:
+    """The columns table (TVD, TVD on the release's schema, KS), then the columns not scored."""
+    on_release = evaluation.release_schema
+    head = ["column", "kind", "TVD", "TVD on the release's schema", "KS"] if on_release else ["column", "kind", "TVD", "KS"]
+    rows = []
+    for c in evaluation.columns:
+        ks = "" if c.ks is None else f"{c.ks:.4f}"
+        same = None if on_release is None else on_release.column(c.name)
+        rows.append([c.name, c.kind, f"{c.tvd:.4f}", *([] if on_release is None else
+                                                       ["" if same is None else f"{same.tvd:.4f}"]), ks])
+    skipped = "".join(f"<li>{escape(name)}: {escape(reason)}</li>" for name, reason in evaluation.not_scored.items())
+    return (table(head, rows, frozenset(range(2, len(head))))
+            + (f'<p>Columns of the original that are not scored:</p><ul class="note">{skipped}</ul>' if skipped else ""))
+
+
+def _marginal_table(evaluation: Evaluation) -> str:
+    groups = [("", evaluation.marginals)]
+    if evaluation.release_schema is not None:
+        groups.append((" on the release's schema", evaluation.release_schema.marginals))
+    rows = [[f"{m.k}-way{where}", f"{m.tvds.mean():.4f}", f"{m.tvds.max():.4f}", f"{m.tvds.size}", f"{m.total}"]
+            for where, marginals in groups for m in marginals]
+    return table(["marginals", "mean TVD", "max TVD", "scored", "of"], rows, frozenset({1, 2, 3, 4}))
+
+
+def _heatmaps(associations: AssociationComparison, figures: ModuleType) -> str:
+    """The three association heatmaps: in one row for a few columns; else one per row, each shown at
+    its own size, so that its labels keep their size (shrunk to a third of the page they could not
+    be read from 15 columns on)."""
+    images = [image(png, "association", f"associations: {which}")
+              for png, which in zip(figures.association_heatmaps(associations), ("original", "synthetic", "difference"))]
+    if len(associations.names) <= SIDE_BY_SIDE_UP_TO:
+        return '<div class="figures">' + "".join(images) + "</div>"
+    return "".join(f"<div>{picture}</div>" for picture in images)
+
+
 def _fidelity(evaluation: Evaluation, numeric: set[str], figures: ModuleType, progress: Progress) -> str:
-    rows = [[c.name, c.kind, f"{c.tvd:.4f}", "" if c.ks is None else f"{c.ks:.4f}"] for c in evaluation.columns]
-    parts = ["<h2>Fidelity</h2>\n<h3>Columns</h3>\n<p>Total-variation distance (TVD) between the two tables' "
+    parts = ["<h2>Fidelity</h2>\n" + _discretisations(evaluation)
+             + "<h3>Columns</h3>\n<p>Total-variation distance (TVD) between the two tables' "
              "shares of rows per code (category, or bin of a numeric column; missing and other are codes), "
              "and for numeric columns the Kolmogorov–Smirnov statistic of the values.</p>",
-             table(["column", "kind", "TVD", "KS"], rows, frozenset({2, 3}))]
+             _column_table(evaluation)]
     for column in progress.track(evaluation.columns, "drawing column distributions"):
         parts.append(f'<div class="column"><h3>{escape(column.name)}</h3>'
                      + image(figures.column_distribution(column, column.name in numeric), "distribution",
                              f"distribution of {column.name}, original and synthetic") + "</div>")
-    marginal_rows = [[f"{m.k}-way", f"{m.tvds.mean():.4f}", f"{m.tvds.max():.4f}", f"{m.tvds.size}", f"{m.total}"]
-                     for m in evaluation.marginals]
     parts.append("<h3>Marginals</h3>\n<p>TVD of every k-way marginal, or of a uniform random sample when there "
                  "are more than the cap (the scored count is shown). The SDNist k-marginal score is NIST's: "
                  "(2 − mean L1 distance between the two tables' 2-way marginal densities) × 500, from 0 "
                  "(disjoint) to 1000 (identical), i.e. 1000 × (1 − mean 2-way TVD).</p>"
-                 + table(["marginals", "mean TVD", "max TVD", "scored", "of"], marginal_rows, frozenset({1, 2, 3, 4}))
+                 + _marginal_table(evaluation)
                  + image(figures.marginal_errors(evaluation.marginals), "marginals", "histogram of marginal TVDs"))
     a = evaluation.associations
     parts.append("<h3>Associations between columns</h3>\n<p>Pearson's r for two numeric columns, Cramér's V for "
                  "two categorical ones, the correlation ratio η for a numeric and a categorical one; the third "
                  f"picture is synthetic − original. Mean absolute difference: {number(a.mean_abs_difference)}. "
                  "Spearman's rank correlations of numeric pairs are in the JSON.</p>"
-                 + '<div class="figures">'
-                 + "".join(image(png, "association", f"associations: {which}")
-                           for png, which in zip(figures.association_heatmaps(a), ("original", "synthetic", "difference")))
-                 + "</div>")
+                 + _heatmaps(a, figures))
     pca = evaluation.projection
     parts.append("<h3>PCA</h3>\n<p>Both tables projected on the first two principal components of the original "
                  f"(fitted on {pca.fit_rows:,} original rows: numeric columns standardised, categorical one-hot); "
@@ -142,7 +187,7 @@ def _privacy(evaluation: Evaluation, figures: ModuleType) -> str:
     return ("<h2>Privacy diagnostics</h2>\n" + banner(PRIVACY_NOTE, warning=True)
             + f"<p>The original is split into {p.reference_rows:,} reference rows and {p.holdout_rows:,} held-out "
             "rows. Each measure compares the synthetic table with the held-out rows, both against the reference "
-            "rows. Exact matches use the evaluation's discretisation (all rows). Distances: the nearest of "
+            "rows. Exact matches use the discretisation drafted from the original (all rows). Distances: the nearest of "
             f"{p.dcr_reference_rows:,} sampled reference rows for {p.dcr['synthetic'].size:,} rows of each side "
             "(numeric columns scaled to [0, 1] by their bounds, a differing category counts 1). Rare combinations: "
             f"cells of {p.rare_marginals} sampled marginals held by 1 to 5 reference rows, looked for in "

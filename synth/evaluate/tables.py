@@ -1,31 +1,33 @@
-"""The two tables of an evaluation, read (in chunks when large), checked and put on one discretisation.
+"""The two tables of an evaluation, read (in chunks when large), checked and put on its discretisations.
 
-Every metric works on a ``Table``: the code matrix of its rows under one schema (the Description's,
-else a schema drafted from the original) and the numeric values of its numeric and datetime columns.
-Files are read ``CHUNK_ROWS`` rows at a time and each chunk is encoded before the next is read, so
-the text of a large table is never held whole. Without a Description the schema is drafted from a
-random sample of the original (at most ``DRAFT_ROWS`` rows), which needs a first pass over the file.
-Bad input raises ``DataError``: different columns, a table without rows (or an original of fewer than
-``MIN_ORIGINAL_ROWS``), a numeric, datetime or boolean column whose cells mostly cannot be read as
-such, a categorical column whose synthetic values are mostly not among its categories. This module reads the original data: nothing it returns is differentially private.
+Every metric works on a ``Table``: the code matrix of its rows under one schema and the numeric
+values of its numeric and datetime columns. Both tables are put on a discretisation drafted from
+(a random sample of at most ``DRAFT_ROWS`` rows of) the original (``discretisation``), which
+needs a first pass over a file, and, when the release's schema is given, on that schema too, in
+the same pass. Files are read ``CHUNK_ROWS`` rows at a time and each chunk is encoded before the
+next is read, so the text of a large table is never held whole. Bad input raises ``DataError``:
+different columns, a table without rows (or an original of fewer than ``MIN_ORIGINAL_ROWS``), a
+numeric, datetime or boolean column whose cells mostly cannot be read as such, a categorical column
+whose synthetic values are mostly not among the original's (the release's OTHER label aside). This
+module reads the original data: nothing it returns is differentially private.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from synth.cells import parse_values
-from synth.drafting import draft_profile
+from synth.cells import parse_values, text_counts
 from synth.encoding import encode_parsed
+from synth.evaluate.discretisation import draft_discretisation
 from synth.errors import DataError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.schema import Schema
+from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema
 from synth.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000
@@ -54,12 +56,17 @@ class Table:
 
 @dataclass(frozen=True)
 class Tables:
-    """The original and the synthetic table on one schema, and notes on how they were read."""
+    """The original and the synthetic table on one schema, notes on how they were read, the original's
+    columns that are not scored (name → reason) and, when the release's schema was given, both
+    tables on it too (``release``; ``schema`` is then the discretisation drafted from the original)."""
 
     schema: Schema
     original: Table
     synthetic: Table
     notes: tuple[str, ...]
+    not_scored: Mapping[str, str] = field(default_factory=dict)
+    release: Tables | None = None
+    drafted_from: str = ""  # what ``schema`` was drafted from, when it was
 
 
 @dataclass(frozen=True)
@@ -105,47 +112,49 @@ def _header(table: TableLike, markers: tuple[str, ...]) -> list[str]:
         chunks.close()
 
 
-def _check_columns(original: list[str], synthetic: list[str], schema: Schema | None, target: str | None) -> list[str]:
-    """DataError unless the tables can be compared; the original's columns left unevaluated.
+def _check_columns(original: list[str], synthetic: list[str], schema: Schema | None, target: str | None) -> None:
+    """DataError unless the tables can be compared.
 
     Without a schema both tables must have the same columns. With the release's schema, the
     columns it models must be in both; the original may hold more (columns the release left out,
-    or id and text columns, which it does not model): those are returned, to be listed."""
+    or id and text columns, which it does not model), which are listed, not scored."""
     only_o = [n for n in original if n not in synthetic]
     only_s = [n for n in synthetic if n not in original]
     if only_s or (only_o and schema is None):
         raise DataError(
             f"the two tables do not have the same columns (only in the original: {only_o}; only in the "
-            f"synthetic: {only_s}). Evaluate a synthetic table made from this original, with its column names."
+            f"synthetic: {only_s}). Evaluate a synthetic table made from this original, with its column names"
+            + ("; if a synth release left columns out, pass its Description (--description) to evaluate the "
+               "columns both tables hold." if only_o and not only_s else ".")
         )
     if target is not None and target not in (original if schema is None else schema.names):
         raise DataError(f"the target column {target!r} is not a column the release models; choose one of "
                         f"{list(original if schema is None else schema.names)}.")
     if schema is None:
-        return []
+        return
     absent = [n for n in schema.names if n not in original or n not in synthetic]
     if absent:
         raise DataError(
             f"the Description models column(s) {absent} that the tables lack. Pass the Description "
             "this synthetic table was generated from."
         )
-    return [n for n in original if n not in schema.names]
 
 
-def _draft_schema(original: TableLike, markers: tuple[str, ...], rng: np.random.Generator,
-                  progress: Progress) -> tuple[Schema, str]:
-    """A schema drafted from (a sample of) the original, and a note on what it was drafted from."""
+def _sample_original(original: TableLike, markers: tuple[str, ...], names: list[str], rng: np.random.Generator,
+                     progress: Progress) -> tuple[pd.DataFrame, str]:
+    """The columns ``names`` of (a random sample of at most DRAFT_ROWS rows of) the original, and
+    what it is: "all rows of the original" or "a random sample of N original rows"."""
     if isinstance(original, pd.DataFrame) and len(original) <= DRAFT_ROWS:
-        return draft_profile(original, markers).schema, "all rows of the original"
+        return original[names], "all rows of the original"
     kept, seen = [], 0
-    for chunk in progress.track(_chunks(original, markers), "sampling the original to draft a schema"):
+    for chunk in progress.track(_chunks(original, markers), "sampling the original to draft a discretisation"):
         seen += len(chunk)
-        kept.append(chunk.iloc[np.sort(rng.permutation(len(chunk))[:DRAFT_ROWS])])
+        kept.append(chunk[names].iloc[np.sort(rng.permutation(len(chunk))[:DRAFT_ROWS])])
     sample = pd.concat(kept, ignore_index=True)
     if len(sample) > DRAFT_ROWS:
         sample = sample.iloc[np.sort(rng.permutation(len(sample))[:DRAFT_ROWS])]
-    note = "all rows of the original" if len(sample) == seen else f"a random sample of {len(sample):,} original rows"
-    return draft_profile(sample, markers).schema, note
+    return sample, ("all rows of the original" if len(sample) == seen else
+                    f"a random sample of {len(sample):,} original rows")
 
 
 def _check_kinds(invalid: np.ndarray, present: np.ndarray, schema: Schema, which: str) -> None:
@@ -153,72 +162,140 @@ def _check_kinds(invalid: np.ndarray, present: np.ndarray, schema: Schema, which
     for j, column in enumerate(schema.columns):
         if column.kind != Kind.CATEGORICAL and present[j] and invalid[j] / present[j] > MAX_INVALID_SHARE:
             raise DataError(
-                f"column {column.name!r} is {column.kind.value} in the evaluation's schema, but most of its "
-                f"cells in the {which} table cannot be read as {column.kind.value} values: the two tables "
-                "differ in the kind of this column. Compare tables with the same columns of the same kinds."
+                f"column {column.name!r} is {column.kind.value} in the evaluation, but most of its cells in the "
+                f"{which} table cannot be read as {column.kind.value} values: the two tables differ in the kind "
+                "of this column. Compare tables with the same columns of the same kinds."
             )
 
 
-def _read(table: TableLike, schema: Schema, which: str, progress: Progress) -> Table:
-    numeric = [j for j, c in enumerate(schema.columns) if c.kind in NUMERIC_KINDS]
-    listed = [j for j in range(len(schema.columns)) if j not in numeric]
-    listed_schema = schema.select([schema.columns[j].name for j in listed]) if listed else None
-    codes: list[np.ndarray] = []
-    values: dict[int, list[np.ndarray]] = {j: [] for j in numeric}
-    invalid, present, other = (np.zeros(len(schema.columns)) for _ in range(3))
-    for chunk in progress.track(_chunks(table, schema.missing_markers), f"reading the {which} table"):
-        chunk_codes = np.empty((len(chunk), len(schema.columns)), dtype=np.int32)
-        if listed_schema is not None:
-            chunk_codes[:, listed], report = listed_schema.encode(chunk)
+def _unlisted(cells: pd.Series, other: int, schema: Schema) -> int:
+    """Of a column's ``other`` cells (not among its categories), those not written as the OTHER label."""
+    return other - int(text_counts(cells, schema.missing_markers).get(schema.other_label, 0)) if other else 0
+
+
+Parse = tuple[str, Kind, tuple[str, ...]]  # a column's cells read as a kind, with these missing markers
+
+
+def _parse(column: Column, schema: Schema) -> Parse:
+    return column.name, column.kind, schema.missing_markers
+
+
+@dataclass
+class _Reading:
+    """One table's pieces on one schema as they are read, and per column the counts of cells that are
+    unreadable, present (not missing), and unlisted (not among the categories, nor the OTHER label)."""
+
+    schema: Schema
+    codes: list[np.ndarray]
+    counts: np.ndarray  # 3 × columns: unreadable, present, unlisted
+
+    @property
+    def numeric(self) -> list[int]:
+        return [j for j, c in enumerate(self.schema.columns) if c.kind in NUMERIC_KINDS]
+
+    def add(self, chunk: pd.DataFrame, parsed: dict[Parse, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Encode ``chunk``; numeric columns are parsed once into ``parsed``, shared by every reading."""
+        schema, numeric = self.schema, self.numeric
+        listed = [j for j in range(len(schema.columns)) if j not in numeric]
+        codes = np.empty((len(chunk), len(schema.columns)), dtype=np.int32)
+        if listed:
+            codes[:, listed], report = schema.select([schema.columns[j].name for j in listed]).encode(chunk)
             unreadable = np.array([c.invalid for c in report.columns])  # coded missing, but present
-            invalid[listed] += unreadable
-            other[listed] += [c.other for c in report.columns]
-            present[listed] += unreadable + (chunk_codes[:, listed] != [schema.columns[j].missing_code
-                                                                        for j in listed]).sum(axis=0)
-        for j in numeric:  # parsed once: the values are kept, the codes follow from them
+            self.counts[0, listed] += unreadable
+            self.counts[1, listed] += unreadable + (codes[:, listed] != [schema.columns[j].missing_code
+                                                                          for j in listed]).sum(axis=0)
+            self.counts[2, listed] += [_unlisted(chunk[c.name], c.other, schema) for c in report.columns]
+        for j in numeric:  # the values are kept, the codes follow from them
             column = schema.columns[j]
-            parsed, missing = parse_values(chunk[column.name], column.kind, schema.missing_markers)
-            chunk_codes[:, j], counts = encode_parsed(column, parsed, missing)
-            values[j].append(parsed)
-            invalid[j] += counts.invalid
-            present[j] += int((~missing).sum())
-        codes.append(chunk_codes)
-    rows = sum(len(c) for c in codes)
-    if rows == 0:
-        raise DataError(f"the {which} table has no rows; there is nothing to compare.")
-    _check_kinds(invalid, present, schema, which)
-    return Table(np.asfortranarray(np.concatenate(codes)), {j: np.concatenate(v) for j, v in values.items()},
-                 len(codes), other / np.maximum(present, 1))
+            key = _parse(column, schema)
+            if key not in parsed:
+                parsed[key] = parse_values(chunk[column.name], column.kind, schema.missing_markers)
+            values, missing = parsed[key]
+            codes[:, j], counts = encode_parsed(column, values, missing)
+            self.counts[0, j] += counts.invalid
+            self.counts[1, j] += int((~missing).sum())
+        self.codes.append(codes)
+
+    def table(self, which: str, values: dict[Parse, np.ndarray]) -> Table:
+        if sum(len(c) for c in self.codes) == 0:
+            raise DataError(f"the {which} table has no rows; there is nothing to compare.")
+        _check_kinds(self.counts[0], self.counts[1], self.schema, which)
+        return Table(np.asfortranarray(np.concatenate(self.codes)),
+                     {j: values[_parse(self.schema.columns[j], self.schema)] for j in self.numeric}, len(self.codes),
+                     self.counts[2] / np.maximum(self.counts[1], 1))
+
+
+def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], which: str,
+          progress: Progress) -> list[Table]:
+    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``); a numeric column
+    read alike on several schemas is parsed and held once."""
+    readings = [_Reading(schema, [], np.zeros((3, len(schema.columns)))) for schema in schemas]
+    pieces: dict[Parse, list[np.ndarray]] = {}
+    for chunk in progress.track(_chunks(table, markers), f"reading the {which} table"):
+        parsed: dict[Parse, tuple[np.ndarray, np.ndarray]] = {}
+        for reading in readings:
+            reading.add(chunk, parsed)
+        for key, (values, _) in parsed.items():
+            pieces.setdefault(key, []).append(values)
+    values = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
+    return [reading.table(which, values) for reading in readings]
+
+
+def _not_scored(original: list[str], release: Schema | None, set_apart: dict[str, str]) -> dict[str, str]:
+    """The original's columns that are not scored, each with the reason."""
+    if release is None:
+        return {name: f"(nearly) one value per row, read as {kind}: not scored" for name, kind in set_apart.items()}
+    rules = {c.name: c.kind for c in release.unmodelled}
+    reasons = {Kind.ID: "an identifier: the release writes fresh keys", Kind.TEXT: "free text: the release writes it empty"}
+    return {name: reasons[rules[name]] if name in rules else
+            "not in the release (left out by its profile, or its domain was not found under DP)"
+            for name in original if name not in release.names}
 
 
 def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None = None,
                 missing_markers: tuple[str, ...] = ("",), target: str | None = None, seed: int = 0,
                 progress: Progress = SILENT) -> Tables:
     """Read, check and encode both tables (DataError on different columns, no rows, other kinds, or
-    a ``target`` that is not a column), before any other work."""
+    a ``target`` that is not a column), before any other work.
+
+    Both are put on a discretisation drafted from the original (``discretisation``) and, when the
+    release's ``schema`` is given, on that schema too (``Tables.release``)."""
     markers = schema.missing_markers if schema is not None else missing_markers
-    unevaluated = _check_columns(_header(original, markers), _header(synthetic, markers), schema, target)
-    notes = []
-    if unevaluated:
-        notes.append(f"Not evaluated: column(s) {unevaluated}, which the release does not model (left out, or "
-                     "written by their own rule: fresh keys for an id column, empty cells for free text).")
-    if schema is None:
-        schema, source = _draft_schema(original, markers, np.random.default_rng(seed), progress)
-        notes.append(f"The discretisation (categories, numeric bins) was drafted from {source}; pass "
-                     "--description to use the release's own.")
-    tables = {which: _read(table, schema, which, progress)
+    header = _header(original, markers)
+    _check_columns(header, _header(synthetic, markers), schema, target)
+    names = list(header if schema is None else schema.names)
+    sample, source = _sample_original(original, markers, names, np.random.default_rng(seed), progress)
+    drafted = draft_discretisation(sample, markers, None if schema is None else {c.name: c.kind for c in schema.columns},
+                                   DEFAULT_OTHER_LABEL if schema is None else schema.other_label)
+    if not drafted.schema.columns:
+        raise DataError(f"every column of the original holds (nearly) one value per row ({list(drafted.set_apart)}): "
+                        "identifiers or free text, which the evaluation does not score. Evaluate a table with "
+                        "other columns.")
+    if target is not None and target in drafted.set_apart:
+        raise DataError(f"the target column {target!r} holds (nearly) one value per row (an identifier or free "
+                        "text), which the evaluation does not score; choose another --target.")
+    not_scored = _not_scored(header, schema, drafted.set_apart)
+    notes = [f"The scores are on a discretisation drafted from {source}"
+             + ("; the release's own schema is scored beside it (column and marginal TVDs)." if schema is not None
+                else "; pass --description to score on the release's own schema too.")]
+    if not_scored:
+        notes.append(f"Not evaluated: column(s) {list(not_scored)} (the reasons are listed with the columns).")
+    schemas = [drafted.schema] + ([schema] if schema is not None else [])
+    tables = {which: _read(table, schemas, markers, which, progress)
               for which, table in (("original", original), ("synthetic", synthetic))}
-    for j, column in enumerate(schema.columns):
-        if tables["synthetic"].unlisted[j] > MAX_INVALID_SHARE >= tables["original"].unlisted[j]:
+    for j, column in enumerate(drafted.schema.columns):
+        if tables["synthetic"][0].unlisted[j] > MAX_INVALID_SHARE >= tables["original"][0].unlisted[j]:
             raise DataError(
                 f"most values of column {column.name!r} in the synthetic table are not among its categories in "
                 "the original: the two tables differ in the kind or the values of this column. Compare tables "
                 "with the same columns of the same kinds.")
-    if tables["original"].rows < MIN_ORIGINAL_ROWS:
+    if tables["original"][0].rows < MIN_ORIGINAL_ROWS:
         raise DataError(f"the original table has fewer than {MIN_ORIGINAL_ROWS} rows: too few to hold some out "
                         "as a test set and baseline. Evaluate a larger table.")
     for which, table in (("original", original), ("synthetic", synthetic)):
-        if tables[which].chunks > 1:
-            notes.append(f"The {which} table was read in {tables[which].chunks} pieces of at most "
+        if tables[which][0].chunks > 1:
+            notes.append(f"The {which} table was read in {tables[which][0].chunks} pieces of at most "
                          f"{CHUNK_ROWS:,} rows, each encoded before the next was read ({_name(table, which)}).")
-    return Tables(schema, tables["original"], tables["synthetic"], tuple(notes))
+    release = None if schema is None else Tables(schema, tables["original"][1], tables["synthetic"][1], ())
+    return Tables(drafted.schema, tables["original"][0], tables["synthetic"][0], tuple(notes), not_scored, release,
+                  source)

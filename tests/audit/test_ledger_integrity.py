@@ -77,8 +77,9 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing"}),
                     "draft_profile proposes domains from the data, marked data-derived (refused in a "
                     "release unless accepted, and then flagged not end-to-end DP)"),
-    "evaluate/": (frozenset({"encode", "parse_values"}),
-                  "evaluation compares the original with the synthetic table; its output is not DP and says so"),
+    "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
+                  "evaluation compares the original with the synthetic table on a discretisation drafted from "
+                  "the original's values; its output is not DP and says so"),
 }
 
 # Modules that may import pandas (private tables are DataFrames), with why.
