@@ -125,7 +125,8 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         synthetic = generate(description, seed=seed)
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
-            outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
+            outputs = [write_table(synthetic, stage / name, missing_text=description.schema.missing_text)
+                       for name in names if name.startswith("synthetic.")]
             save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
     except SynthError as error:
         error.args = (f"{error} {stopped_after_spending(description.privacy['spent'], len(description.ledger))}",)

@@ -215,9 +215,9 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth.tableio import write_table
 
     check_writable(args.out, args.force)
-    synthetic = api.generate(load_description(args.description), rows=args.rows, seed=args.seed,
-                             iterations=args.iterations)
-    write_table(synthetic, args.out, force=args.force)
+    description = load_description(args.description)
+    synthetic = api.generate(description, rows=args.rows, seed=args.seed, iterations=args.iterations)
+    write_table(synthetic, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
 

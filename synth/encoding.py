@@ -27,6 +27,7 @@ import pandas as pd
 from synth.cells import FALSE_WORDS, TRUE_WORDS, distinct_texts, parse_values
 from synth.errors import SchemaError
 from synth.kinds import NUMERIC_KINDS, Kind
+from synth.textshape import decimals_for, rounded_inside, shaped
 
 if TYPE_CHECKING:  # schema.py imports this module; the encoders only read the columns they are handed
     from synth.schema import Column
@@ -117,7 +118,7 @@ class EncodingReport:
 def encode_column(column: Column, series: pd.Series, markers: Sequence[str]) -> tuple[np.ndarray, ColumnCounts]:
     """Codes of one column's cells (int32), and what was changed to give every cell a code."""
     if column.kind in NUMERIC_KINDS:
-        return encode_parsed(column, *parse_values(series, column.kind, markers))
+        return encode_parsed(column, *parse_values(series, column.kind, markers, column.shape))
     return _encode_listed(column, series, markers)
 
 
@@ -158,8 +159,11 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
         unmatched = (distinct < 0) & ~is_missing
         distinct[unmatched] = column.unlisted_code
     else:
+        true_words, false_words = TRUE_WORDS, FALSE_WORDS
+        if column.shape.labels is not None:
+            true_words, false_words = true_words | {column.shape.labels[0].lower()}, false_words | {column.shape.labels[1].lower()}
         lowered = [t.lower() for t in texts]
-        distinct = np.array([1 if t in TRUE_WORDS else 0 if t in FALSE_WORDS else -1 for t in lowered],
+        distinct = np.array([1 if t in true_words else 0 if t in false_words else -1 for t in lowered],
                             dtype=np.int64)
         unmatched = (distinct < 0) & ~is_missing
     distinct[is_missing | (distinct < 0)] = column.absent_code
@@ -173,7 +177,8 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
 
 
 def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, other_label: str) -> pd.Series:
-    """Values of one column's codes (see ``Schema.decode`` for the types)."""
+    """Values of one column's codes (see ``Schema.decode`` for the types), in the column's
+    written shape (``synth.textshape.shaped``)."""
     missing = codes == column.missing_code
     if column.kind == Kind.CATEGORICAL:
         assert column.categories is not None
@@ -182,8 +187,8 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
     if column.kind == Kind.BOOLEAN:
         truth = codes == 1
         if missing.any():
-            return pd.Series(pd.arrays.BooleanArray(truth, missing))
-        return pd.Series(truth, dtype=bool)
+            return shaped(pd.Series(pd.arrays.BooleanArray(truth, missing)), column.kind, column.shape)
+        return shaped(pd.Series(truth, dtype=bool), column.kind, column.shape)
     bins = np.minimum(codes, column.bins - 1)  # MISSING rows draw a throwaway value, masked below
     if column.kind == Kind.INTEGER:
         edges = column.edges.astype(np.int64)
@@ -193,13 +198,27 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
         return pd.Series(values, dtype=np.int64)
     if column.kind == Kind.DATETIME:
         starts, stops = column.second_ranges
-        seconds = rng.integers(starts[bins], stops[bins]).astype("datetime64[s]")
-        seconds[missing] = np.datetime64("NaT")
-        return pd.Series(seconds)
+        seconds = rng.integers(starts[bins], stops[bins])
+        if column.shape.date_only:
+            seconds = _whole_days(seconds, starts[bins], stops[bins])
+        stamps = seconds.astype("datetime64[s]")
+        stamps[missing] = np.datetime64("NaT")
+        return shaped(pd.Series(stamps), column.kind, column.shape)
     edges = column.edges
     low, high = edges[bins], edges[bins + 1]
     ceiling = np.where(bins == column.bins - 1, column.upper, np.nextafter(high, -np.inf))
     values = np.clip(low + rng.random(len(codes)) * (high - low), low, ceiling)
+    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, float(np.diff(edges).min())))
     values[missing] = np.nan
     return pd.Series(values, dtype=float)
 
+
+def _whole_days(seconds: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Draws moved to the midnight that starts their day, or to the first midnight inside their
+    bin when that day began before it (a bin narrower than a day that holds no midnight keeps
+    its draw)."""
+    day = 86_400
+    midnight = seconds // day * day
+    first = -(-starts // day) * day
+    inside = midnight >= starts
+    return np.where(inside, midnight, np.where(first < stops, first, seconds))

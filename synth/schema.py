@@ -35,12 +35,14 @@ from synth.cells import FIRST_SECOND, LAST_SECOND, datetime_to_seconds, seconds_
 from synth.encoding import EncodingReport, decode_column, encode_column
 from synth.errors import DataError, SchemaError
 from synth.kinds import NUMERIC_KINDS, UNMODELLED_KINDS, DomainSource, Kind
+from synth.textshape import SHAPE_KEYS, TextShape
 from synth.unmodelled import UnmodelledColumn, unmodelled_from_dict
 
 MISSING_LABEL = "<MISSING>"
 DEFAULT_OTHER_LABEL = "<OTHER>"
 MAX_EXACT_INTEGER = 2**53  # integer bounds beyond this are not exact as floats
-_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "source")
+_COLUMN_KEYS = ("name", "kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "source",
+                *SHAPE_KEYS)
 
 
 # --- small conversions -------------------------------------------------------------------------
@@ -74,7 +76,8 @@ class Column:
 
     ``complete`` (categorical only) says the categories list every value: no OTHER code.
     ``missing = False`` says no cell is missing: no MISSING code. ``synth.encoding`` says
-    where cells without a code of their own go.
+    where cells without a code of their own go. ``shape`` says how values are read and written
+    as text (``synth.textshape``).
     """
 
     name: str
@@ -87,6 +90,7 @@ class Column:
     complete: bool = False
     missing: bool = True
     source: DomainSource = DomainSource.PUBLIC
+    shape: TextShape = TextShape()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -100,6 +104,7 @@ class Column:
             set_(self, key, bool(getattr(self, key)))
         if self.kind in UNMODELLED_KINDS:
             raise SchemaError(f"{self._where()} is left out of the model; describe it with an UnmodelledColumn.")
+        set_(self, "shape", self.shape.checked(self.kind, self._where()))
         if self.complete and self.kind != Kind.CATEGORICAL:
             raise SchemaError(f"{self._where()}: only a categorical column can be complete (it has no "
                               "OTHER code); remove complete.")
@@ -369,6 +374,7 @@ class Column:
             out["complete"] = True
         if not self.missing:
             out["missing"] = False
+        out.update(self.shape.to_dict())
         out["source"] = self.source.value
         return out
 
@@ -408,6 +414,7 @@ class Column:
             complete=data.get("complete", False),
             missing=data.get("missing", True),
             source=data.get("source", DomainSource.PUBLIC.value),
+            shape=TextShape.from_dict(data),
         )
 
 
@@ -489,6 +496,11 @@ class Schema:
     def names(self) -> tuple[str, ...]:
         """The modelled columns' names, in code order."""
         return tuple(c.name for c in self.columns)
+
+    @property
+    def missing_text(self) -> str:
+        """How a missing cell is written out: the first missing marker, as the input wrote them."""
+        return self.missing_markers[0] if self.missing_markers else ""
 
     @cached_property
     def output_names(self) -> tuple[str, ...]:

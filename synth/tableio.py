@@ -228,8 +228,9 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells empty) or Parquet.
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False, missing_text: str = "") -> Path:
+    """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells as ``missing_text``) or
+    Parquet (missing cells as nulls).
 
     OutputError if the file exists and ``force`` is False, its folder is missing, the file type is
     unknown, or Parquet is asked for without pyarrow.
@@ -243,4 +244,5 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
         return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force)
     compression = "gzip" if p.name.lower().endswith(".gz") else None
     sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
-    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force)
+    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression,
+                                                 na_rep=missing_text), force)
