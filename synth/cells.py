@@ -24,7 +24,7 @@ from pandas.api import types as ptypes
 
 from synth.errors import SchemaError
 from synth.kinds import Kind
-from synth.textshape import TextShape
+from synth.textshape import MAX_DECIMALS, TextShape
 
 FIRST_SECOND = -62135596800.0  # 0001-01-01T00:00:00 UTC
 LAST_SECOND = 253402300799.0  # 9999-12-31T23:59:59 UTC
@@ -345,6 +345,28 @@ def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str
         distinct = np.array([_date_shape(t) for t in texts], dtype=np.int64)
     shapes[mine] = distinct[labels][mine]
     return shapes
+
+
+def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float, lead: float) -> TextShape:
+    """The written shape a column's ``SHAPE_CELLS`` counts show: a count counts when it exceeds
+    ``margin`` deviations of its noise (``std``; 0 for exact counts, which then only need to be
+    positive), and day first must lead month first by ``lead`` deviations of the difference.
+    Booleans: the most frequent spelling; floats: the most decimals seen (more than
+    ``VOTED_DECIMALS``: ``MAX_DECIMALS``); datetimes: date only unless times are seen, day first
+    when dates readable only day first outnumber those readable only month first."""
+    clear = counts > margin * std
+    if kind == Kind.BOOLEAN:
+        best = int(np.argmax(counts))
+        return TextShape(labels=BOOLEAN_SPELLINGS[best]) if clear[best] else TextShape()
+    if kind == Kind.FLOAT:
+        written = np.nonzero(clear)[0]
+        if not written.size:
+            return TextShape()
+        return TextShape(decimals=MAX_DECIMALS if written.max() > VOTED_DECIMALS else int(written.max()))
+    timed = counts[3:].sum() > margin * std * np.sqrt(3)
+    day_first, month_first = counts[[0, 3]].sum(), counts[[1, 4]].sum()
+    dayfirst = bool(day_first > margin * std * np.sqrt(2) and day_first - month_first > lead * std * 2)
+    return TextShape(dayfirst=dayfirst, date_only=not timed)
 
 
 def declared_kind(series: pd.Series) -> Kind | None:

@@ -47,15 +47,15 @@ import numpy as np
 import pandas as pd
 
 from synth.bounds import locate_bounds
-from synth.cells import (BOOLEAN_SPELLINGS, CELL_CLASSES, SHAPE_CELLS, VOTED_DECIMALS, classify_cells, classify_shapes,
-                         parse_values, text_counts)
+from synth.cells import (CELL_CLASSES, SHAPE_CELLS, classify_cells, classify_shapes, parse_values, shape_from_counts,
+                         text_counts)
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
 from synth.schema import DEFAULT_OTHER_LABEL, Column
-from synth.textshape import ISO_DATE, MAX_DECIMALS, TextShape
+from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 MAX_DISCOVERED_CATEGORIES = 1000
@@ -335,12 +335,13 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
                missing_markers: Sequence[str] = ("",)) -> TextShape:
     """How a boolean, float or datetime column's values are written (``TextShape``), from a noisy
     histogram of its cells' shapes (``classify_shapes``: one cell per row, so a histogram's
-    sensitivity). Each choice must clear the noise, else a public default stands:
+    sensitivity). Each choice must clear the noise, else a public default stands
+    (``shape_from_counts``):
 
     * boolean: the spelling with the largest noisy count (true/false, yes/no, in lower, title or
       upper case), when it clears ``VOTE_MARGIN`` deviations; else True/False;
     * float: the most decimals whose noisy count clears ``VOTE_MARGIN`` deviations (so a few odd
-      cells with long decimals do not set it; more than ``VOTED_DECIMALS``: ``MAX_DECIMALS``);
+      cells with long decimals do not set it; more than 6: 12);
       else the default rule of ``synth.textshape``;
     * datetime: date only unless the cells with a time of day clear ``VOTE_MARGIN`` deviations of
       their sum; day first when the numeric dates readable only day first (23/02/2023) clear the
@@ -349,21 +350,7 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
     shapes = classify_shapes(series, kind, missing_markers)
     exact = np.bincount(shapes[shapes >= 0], minlength=SHAPE_CELLS[kind])
     released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
-    noisy, std = released.values.astype(float), released.std
-    clear = noisy >= VOTE_MARGIN * std
-    if kind == Kind.BOOLEAN:
-        best = int(np.argmax(noisy))
-        return TextShape(labels=BOOLEAN_SPELLINGS[best]) if clear[best] else TextShape()
-    if kind == Kind.FLOAT:
-        written = np.nonzero(clear)[0]
-        if not written.size:
-            return TextShape()
-        return TextShape(decimals=MAX_DECIMALS if written.max() > VOTED_DECIMALS else int(written.max()))
-    timed = noisy[3:].sum() >= VOTE_MARGIN * std * math.sqrt(3)
-    day_first, month_first = noisy[[0, 3]].sum(), noisy[[1, 4]].sum()
-    dayfirst = bool(day_first >= VOTE_MARGIN * std * math.sqrt(2)
-                    and day_first - month_first >= LEAD_MARGIN * std * 2)
-    return TextShape(format=None if timed else ISO_DATE, dayfirst=dayfirst)
+    return shape_from_counts(kind, released.values.astype(float), released.std, VOTE_MARGIN, LEAD_MARGIN)
 
 
 def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:

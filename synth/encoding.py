@@ -199,7 +199,7 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
     if column.kind == Kind.DATETIME:
         starts, stops = column.second_ranges
         seconds = rng.integers(starts[bins], stops[bins])
-        if column.shape.date_only:
+        if column.shape.whole_days:
             seconds = _whole_days(seconds, starts[bins], stops[bins])
         stamps = seconds.astype("datetime64[s]")
         stamps[missing] = np.datetime64("NaT")

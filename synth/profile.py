@@ -99,6 +99,7 @@ from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema, column_from_dict
+from synth.textshape import SHAPE_KEYS
 from synth.unmodelled import UnmodelledColumn
 
 NEIGHBOURING = ("add-remove", "replace")
@@ -110,7 +111,8 @@ RELEASE_KEYS = (
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
-COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source")
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source",
+               *SHAPE_KEYS)
 DOMAIN_KEYS = ("categories", "lower", "upper", "bins", "cuts")
 DRAFT_MAX_CATEGORIES = 1000  # the most categories a drafted column lists (synth.drafting)
 
@@ -386,6 +388,13 @@ def _estimated_kind(where: str, entry: Mapping[str, Any]) -> Kind | None:
             f"{where} has {' and '.join(closed)}, but its domain is estimated under DP (source = "
             "\"dp-estimated\" with no categories or bounds): its codes are those found under DP, which "
             f"keep an OTHER and a missing code. Remove {' and '.join(closed)}, or give the full domain."
+        )
+    shaped = [k for k in SHAPE_KEYS if k in entry]
+    if shaped:
+        raise ProfileError(
+            f"{where} has {', '.join(shaped)}, but its domain is estimated under DP (source = \"dp-estimated\" "
+            "with no categories or bounds), and so is how its values are written (a noisy vote on the cells' "
+            f"shapes). Remove {', '.join(shaped)}, or give the full domain with them."
         )
     return kind
 

@@ -9,7 +9,8 @@ unless the column is marked data-derived. It governs two things:
   its day order (``dayfirst``) applied to every cell alike (``synth.cells``), so "05/03/2023" and
   "23/02/2023" in one column never get different day orders;
 * writing (``shaped``): floats are rounded to ``decimals``; booleans are written with their
-  ``labels`` (e.g. yes/no); datetimes with their ``format`` (a date-only format makes whole days).
+  ``labels`` (e.g. yes/no); datetimes with their ``format``, or as ISO dates (whole days) when
+  ``date_only`` (a format without a time of day makes whole days too).
 
 Left unset, a float keeps about two significant digits inside its narrowest bin (a public rule,
 from the domain alone), a boolean is True/False, and a datetime is written in ISO 8601.
@@ -30,9 +31,8 @@ import pandas as pd
 from synth.errors import SchemaError
 from synth.kinds import Kind
 
-SHAPE_KEYS = ("decimals", "labels", "format", "dayfirst")
+SHAPE_KEYS = ("decimals", "labels", "format", "dayfirst", "date_only")
 MAX_DECIMALS = 12
-ISO_DATE = "%Y-%m-%d"
 _TIME_DIRECTIVES = re.compile(r"%[HIMSfpXcTrRsz]")
 _CHECK_MOMENT = datetime(2001, 2, 3, 4, 5, 6)
 
@@ -45,20 +45,22 @@ class TextShape:
     labels: tuple[str, str] | None = None  # boolean: the words for true and for false
     format: str | None = None  # datetime: strptime/strftime format, e.g. "%d/%m/%Y"
     dayfirst: bool = False  # datetime without a format: read 05/03/2023 as 5 March
+    date_only: bool = False  # datetime: whole days, written without a time of day
 
     @property
-    def date_only(self) -> bool:
-        """True when the format writes no time of day (values are then whole days)."""
-        return self.format is not None and not _TIME_DIRECTIVES.search(self.format)
+    def whole_days(self) -> bool:
+        """True when values are whole days: date only, or a format that writes no time of day."""
+        return self.date_only or (self.format is not None and not _TIME_DIRECTIVES.search(self.format))
 
     def checked(self, kind: Kind, where: str) -> TextShape:
         """This shape, validated for a column of ``kind`` (SchemaError saying what to fix)."""
         given = [key for key, value in self._items() if value is not None and value is not False]
-        allowed = {Kind.FLOAT: {"decimals"}, Kind.BOOLEAN: {"labels"}, Kind.DATETIME: {"format", "dayfirst"}}.get(kind, set())
+        allowed = {Kind.FLOAT: {"decimals"}, Kind.BOOLEAN: {"labels"},
+                   Kind.DATETIME: {"format", "dayfirst", "date_only"}}.get(kind, set())
         wrong = [key for key in given if key not in allowed]
         if wrong:
             raise SchemaError(f"{where} cannot have {', '.join(wrong)} ({kind.value} columns take "
-                              f"{', '.join(sorted(allowed)) or 'none of decimals, labels, format, dayfirst'}).")
+                              f"{', '.join(sorted(allowed)) or 'none of ' + ', '.join(SHAPE_KEYS)}).")
         decimals, labels = self.decimals, self.labels
         if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer))
                                      or not 0 <= decimals <= MAX_DECIMALS):
@@ -69,15 +71,20 @@ class TextShape:
                     or labels[0] == labels[1]):
                 raise SchemaError(f"{where}: labels must be two different words, for true then false, e.g. "
                                   f"[\"yes\", \"no\"]; got {self.labels!r}.")
-        if not isinstance(self.dayfirst, (bool, np.bool_)):
-            raise SchemaError(f"{where}: dayfirst must be true or false.")
+        for key in ("dayfirst", "date_only"):
+            if not isinstance(getattr(self, key), (bool, np.bool_)):
+                raise SchemaError(f"{where}: {key} must be true or false.")
         if self.format is not None:
             _check_format(self.format, where)
-        return TextShape(None if decimals is None else int(decimals), labels, self.format, bool(self.dayfirst))
+            if self.date_only and _TIME_DIRECTIVES.search(self.format):
+                raise SchemaError(f"{where}: date_only is set, but the format {self.format!r} writes a time of "
+                                  "day; remove one of them.")
+        return TextShape(None if decimals is None else int(decimals), labels, self.format, bool(self.dayfirst),
+                         bool(self.date_only))
 
     def _items(self) -> tuple[tuple[str, Any], ...]:
         return (("decimals", self.decimals), ("labels", self.labels), ("format", self.format),
-                ("dayfirst", self.dayfirst))
+                ("dayfirst", self.dayfirst), ("date_only", self.date_only))
 
     def to_dict(self) -> dict[str, Any]:
         """The keys that are set, as a profile or Description writes them."""
@@ -90,6 +97,8 @@ class TextShape:
             out["format"] = self.format
         if self.dayfirst:
             out["dayfirst"] = True
+        if self.date_only:
+            out["date_only"] = True
         return out
 
     @classmethod
@@ -97,7 +106,7 @@ class TextShape:
         """The shape keys of a column's table (others are ignored here); checked by ``checked``."""
         labels = data.get("labels")
         return cls(data.get("decimals"), tuple(labels) if isinstance(labels, list) else labels,
-                   data.get("format"), data.get("dayfirst", False))
+                   data.get("format"), data.get("dayfirst", False), data.get("date_only", False))
 
 
 def _check_format(fmt: Any, where: str) -> None:
@@ -145,6 +154,6 @@ def shaped(values: pd.Series, kind: Kind, shape: TextShape) -> pd.Series:
         words = np.where(values.fillna(False).to_numpy(dtype=bool), shape.labels[0], shape.labels[1]).astype(object)
         words[values.isna().to_numpy()] = None
         return pd.Series(pd.array(words, dtype="str"))
-    if kind == Kind.DATETIME and shape.format is not None and shape.format != ISO_DATE:
+    if kind == Kind.DATETIME and shape.format is not None:
         return pd.Series(pd.array(values.dt.strftime(shape.format), dtype="str"))
     return values

@@ -75,7 +75,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate"),
     "cli.py": (frozenset({"read_table"}), "`synth profile` reads the data to draft a profile"),
-    "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing"}),
+    "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
                     "draft_profile proposes domains from the data, marked data-derived (refused in a "
                     "release unless accepted, and then flagged not end-to-end DP)"),
     "evaluate/": (frozenset({"encode", "parse_values"}),
