@@ -54,7 +54,7 @@ from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column
+from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 

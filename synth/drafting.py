@@ -21,7 +21,8 @@ from synth.cells import (FIRST_SECOND, LAST_SECOND, SHAPE_CELLS, classify_shapes
 from synth.errors import SchemaError
 from synth.kinds import DomainSource, Kind
 from synth.profile import DRAFT_MAX_CATEGORIES, Profile
-from synth.schema import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column, Schema
+from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
+from synth.schema import Schema
 from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from synth.cells import FALSE_WORDS, TRUE_WORDS, distinct_texts, parse_values
+from synth.column import Column
 from synth.errors import SchemaError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.textshape import decimals_for, rounded_inside, shaped
-
-if TYPE_CHECKING:  # schema.py imports this module; the encoders only read the columns they are handed
-    from synth.schema import Column
 
 
 # --- Encoding report ---------------------------------------------------------------------------
@@ -208,7 +206,8 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
     low, high = edges[bins], edges[bins + 1]
     ceiling = np.where(bins == column.bins - 1, column.upper, np.nextafter(high, -np.inf))
     values = np.clip(low + rng.random(len(codes)) * (high - low), low, ceiling)
-    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, float(np.diff(edges).min())))
+    widths = np.diff(edges)  # a last bin that holds just upper has width 0
+    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, float(widths[widths > 0].min())))
     values[missing] = np.nan
     return pd.Series(values, dtype=float)
 

@@ -49,8 +49,9 @@ A profile says what a release may spend and what is publicly known about the col
     source = "dp-estimated"
 
 A numeric or datetime column has either ``bins`` (equal-width) or ``cuts``: its inner bin edges,
-strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; ``bins`` given
-alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
+strictly increasing, with lower < cut <= upper for numbers (a cut at upper leaves a last bin for
+upper alone) and strictly inside (lower, upper) for datetimes, for len(cuts) + 1 bins; ``bins``
+given alongside must equal that. Integer cuts are whole numbers (bin k holds
 the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
 whole seconds, written as ISO strings like the bounds.
 
@@ -98,7 +99,8 @@ from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
-from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema, column_from_dict
+from synth.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
+from synth.schema import Schema
 from synth.textshape import SHAPE_KEYS
 from synth.unmodelled import UnmodelledColumn
 

@@ -17,7 +17,8 @@ from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, Pr
 from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
 from synth.profile import Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 SEX = """
 [columns.sex]

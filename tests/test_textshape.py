@@ -17,7 +17,8 @@ from synth.errors import SchemaError
 from synth.kinds import Kind
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from synth.tableio import read_table, write_table
 from synth.textshape import MAX_DECIMALS, TextShape, decimals_for
 from tests.test_cli import run_cli
@@ -238,3 +239,15 @@ def test_a_drafted_profile_proposes_how_values_are_written():
     text = profile_to_toml(draft_profile(df))
     assert re.search(r'labels = \[\s*"yes",\s*"no",?\s*\]', text)
     assert "decimals = 2" in text and "dayfirst = true" in text and "date_only = true" in text
+
+
+def test_a_float_cut_may_end_at_upper_like_an_integer_one():
+    # issue 15: cuts = [..., upper] gave a last bin for upper alone on integers but was refused on floats
+    column = Column("gain", Kind.FLOAT, lower=0, upper=99_999.5, cuts=(1, 1000, 99_999.5))
+    assert column.bins == 4 and column.labels()[2:4] == ("[1000, 99999.5)", "[99999.5, 99999.5]")
+    schema = Schema((column,))
+    values = pd.DataFrame({"gain": [0.5, 500.25, 99_999.5, 99_999.4]})
+    codes, report = schema.encode(values)
+    assert codes[:, 0].tolist() == [0, 1, 3, 2] and report.clean
+    decoded = schema.decode(codes, np.random.default_rng(0))["gain"]
+    assert decoded.iloc[2] == 99_999.5 and np.array_equal(schema.encode(decoded.to_frame())[0], codes)

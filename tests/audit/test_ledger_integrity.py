@@ -27,7 +27,8 @@ from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Cost, NoiseSource, SeededNoise, zcdp_to_approx_epsilon
 from synth.profile import Profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 PACKAGE = Path(synth.__file__).resolve().parent
 
