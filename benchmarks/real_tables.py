@@ -118,7 +118,7 @@ from synth.cells import infer_kinds  # noqa: E402
 from synth.encoding import encode_column  # noqa: E402
 from synth.evaluate.discretisation import QUANTILE_BINS, TOP_VALUES, draft_discretisation  # noqa: E402
 from synth.kinds import Kind  # noqa: E402
-from synth.schema import Column  # noqa: E402
+from synth.column import Column  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
 

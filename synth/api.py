@@ -190,7 +190,8 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         synthetic = fitted.sample(seed=seed)
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
-            outputs = [write_table(synthetic, stage / name) for name in names if name.startswith("synthetic.")]
+            outputs = [write_table(synthetic, stage / name, missing_text=description.schema.missing_text)
+                       for name in names if name.startswith("synthetic.")]
             outputs.append(fitted.save(stage / kept))
             save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
     except SynthError as error:

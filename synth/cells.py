@@ -24,6 +24,7 @@ from pandas.api import types as ptypes
 
 from synth.errors import SchemaError
 from synth.kinds import Kind
+from synth.textshape import MAX_DECIMALS, TextShape
 
 FIRST_SECOND = -62135596800.0  # 0001-01-01T00:00:00 UTC
 LAST_SECOND = 253402300799.0  # 9999-12-31T23:59:59 UTC
@@ -132,16 +133,56 @@ def _datetime_array_seconds(values: pd.Series) -> np.ndarray:
     return seconds
 
 
-def _parse_dates(texts: np.ndarray) -> np.ndarray:
-    """Seconds since the epoch of date texts; NaN where a text is not a readable date."""
+_NUMERIC_DATE = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?=$|[ T])(.*)$")
+
+
+def _in_day_order(text: str, dayfirst: bool) -> str | None:
+    """A numeric date such as 05/03/2023 rewritten in ISO order (2023-03-05 when ``dayfirst``),
+    None when it has no valid month in that order; the text itself when it is not such a date."""
+    match = _NUMERIC_DATE.match(text)
+    if match is None:
+        return text
+    first, second, year, rest = match.groups()
+    day, month = (int(first), int(second)) if dayfirst else (int(second), int(first))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    if len(year) == 2:  # the strptime rule: 69-99 are the 1900s, 00-68 the 2000s
+        year = ("19" if int(year) >= 69 else "20") + year
+    return f"{year}-{month:02d}-{day:02d}{rest}"
+
+
+def _parse_dates(texts: np.ndarray, date_format: str | None = None, dayfirst: bool = False) -> np.ndarray:
+    """Seconds since the epoch of date texts; NaN where a text is not a readable date.
+
+    With a ``date_format`` every text is read with it. Otherwise ISO 8601 first, and numeric dates
+    such as 05/03/2023 in one day order for the whole column (month first unless ``dayfirst``: a
+    text that has no valid month in that order is unreadable, never read the other way round), and
+    pandas' reading of any other form."""
     if len(texts) == 0:
         return np.empty(0)
     text = pd.Series(texts, dtype=object)
+    if date_format is not None:
+        read = pd.to_datetime(text, errors="coerce", format=date_format, utc=True)
+        return _in_range(_datetime_array_seconds(read))
     seconds = _datetime_array_seconds(pd.to_datetime(text, errors="coerce", format="ISO8601", utc=True))
     retry = np.isnan(seconds)
     if retry.any():
-        mixed = pd.to_datetime(text[retry], errors="coerce", format="mixed", utc=True)
-        seconds[retry] = _datetime_array_seconds(mixed)
+        stripped = text[retry].map(lambda t: str(t).strip())
+        numeric = stripped.map(lambda t: _NUMERIC_DATE.match(t) is not None).astype(bool)
+        ordered = stripped.map(lambda t: _in_day_order(t, dayfirst))
+        readable = ordered.notna()
+        iso = pd.to_datetime(ordered[readable], errors="coerce", format="ISO8601", utc=True)
+        again = pd.Series(np.nan, index=ordered.index)
+        again[readable] = _datetime_array_seconds(iso)
+        rest = readable & again.isna() & ~numeric
+        if rest.any():
+            mixed = pd.to_datetime(ordered[rest], errors="coerce", format="mixed", dayfirst=dayfirst, utc=True)
+            again[rest] = _datetime_array_seconds(mixed)
+        seconds[retry] = again.to_numpy(dtype=float)
+    return _in_range(seconds)
+
+
+def _in_range(seconds: np.ndarray) -> np.ndarray:
     seconds[(seconds < FIRST_SECOND) | (seconds > LAST_SECOND)] = np.nan
     return seconds
 
@@ -150,11 +191,13 @@ def _parse_numbers(texts: np.ndarray) -> np.ndarray:
     return pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
-def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] = ("",)) -> tuple[np.ndarray, np.ndarray]:
+def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] = ("",),
+                 shape: TextShape = TextShape()) -> tuple[np.ndarray, np.ndarray]:
     """Cells of a numeric or datetime column as floats (datetimes as whole seconds since the epoch).
 
     Returns ``(values, missing)``: ``values`` is NaN where a cell is missing or unreadable, and
-    ``missing`` marks the cells that are missing (so NaN and not missing means invalid).
+    ``missing`` marks the cells that are missing (so NaN and not missing means invalid). Date
+    texts are read with the ``shape``'s format, else in its day order (``_parse_dates``).
     """
     plain_numbers = ptypes.is_numeric_dtype(series.dtype) and not ptypes.is_complex_dtype(series.dtype)
     if kind in (Kind.INTEGER, Kind.FLOAT) and plain_numbers:
@@ -166,7 +209,8 @@ def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] =
     labels, texts, is_missing = distinct_texts(series, missing_markers)
     distinct = np.full(len(texts), np.nan)
     present = ~is_missing
-    distinct[present] = _parse_dates(texts[present]) if kind == Kind.DATETIME else _parse_numbers(texts[present])
+    distinct[present] = (_parse_dates(texts[present], shape.format, shape.dayfirst) if kind == Kind.DATETIME
+                         else _parse_numbers(texts[present]))
     return distinct[labels], is_missing[labels]
 
 
@@ -194,7 +238,8 @@ def _classify_texts(texts: np.ndarray) -> np.ndarray:
     integral = numeric & np.isfinite(numbers) & (numbers == np.floor(numbers))
     date_like = np.array([bool(_DATE_LIKE.search(t)) for t in texts]) & ~numeric & ~boolean
     dated = np.zeros(len(texts), dtype=bool)
-    dated[date_like] = ~np.isnan(_parse_dates(texts[date_like]))
+    candidates = texts[date_like]  # a date in either day order (which one is decided later, for the column)
+    dated[date_like] = ~np.isnan(_parse_dates(candidates)) | ~np.isnan(_parse_dates(candidates, dayfirst=True))
     classes[boolean] = CELL_CLASSES.index(Kind.BOOLEAN)
     classes[numeric] = CELL_CLASSES.index(Kind.FLOAT)
     classes[integral] = CELL_CLASSES.index(Kind.INTEGER)
@@ -237,6 +282,91 @@ def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) ->
     classes = _classify_texts(texts)
     classes[is_missing] = -1
     return classes[labels]
+
+
+# --- the shape a column's values are written in ------------------------------------------------
+
+
+BOOLEAN_SPELLINGS = (("true", "false"), ("True", "False"), ("TRUE", "FALSE"), ("yes", "no"), ("Yes", "No"),
+                     ("YES", "NO"))
+VOTED_DECIMALS = 6  # 0..6 decimals get a shape cell each; more share the last one
+DATE_ORDERS = ("day first", "month first", "either")  # what a numeric date such as 05/03/2023 allows
+SHAPE_CELLS = {Kind.BOOLEAN: len(BOOLEAN_SPELLINGS), Kind.FLOAT: VOTED_DECIMALS + 2, Kind.DATETIME: 2 * len(DATE_ORDERS)}
+
+
+def _decimals(text: str) -> int:
+    """Digits after the decimal point as written (1.50: 2), or of the plain form of 1e-3 (3)."""
+    mantissa = text.lstrip("+-")
+    if "e" in mantissa.lower():
+        try:
+            mantissa = np.format_float_positional(float(text), trim="-")
+        except ValueError:
+            return 0
+    return min(len(mantissa.partition(".")[2]), VOTED_DECIMALS + 1)
+
+
+def _date_shape(text: str) -> int:
+    """Shape cell of a date text: with or without a time of day (×3), then its ``DATE_ORDERS`` index."""
+    timed = ":" in text
+    match = _NUMERIC_DATE.match(text)
+    order = 2
+    if match is not None:
+        first, second = int(match.group(1)), int(match.group(2))
+        order = 0 if first > 12 >= second else 1 if second > 12 >= first else 2
+    return 3 * timed + order
+
+
+def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str] = ("",)) -> np.ndarray:
+    """Per cell of a boolean, float or datetime column, the index of its written shape among the
+    kind's ``SHAPE_CELLS`` (a spelling in ``BOOLEAN_SPELLINGS``; decimals 0..6, or more; a date
+    with or without time, by ``DATE_ORDERS``), -1 for a missing cell or one of another kind.
+    Typed cells have no spelling or day order of their own. Exact and private: only the describer
+    may release it, and only with noise."""
+    classes = classify_cells(series, missing_markers)
+    mine = classes == CELL_CLASSES.index(Kind.FLOAT if kind == Kind.FLOAT else kind)
+    if kind == Kind.FLOAT:
+        mine |= classes == CELL_CLASSES.index(Kind.INTEGER)
+    shapes = np.full(len(series), -1, dtype=np.int64)
+    if ptypes.is_bool_dtype(series.dtype):
+        return shapes
+    if ptypes.is_datetime64_any_dtype(series.dtype):
+        seconds = _datetime_array_seconds(series)
+        shapes[mine] = 3 * (seconds[mine] % 86400 != 0) + 2
+        return shapes
+    labels, texts, _ = distinct_texts(series, missing_markers)
+    if ptypes.is_numeric_dtype(series.dtype):
+        texts = np.array([np.format_float_positional(float(t), trim="-") if t else t for t in texts], dtype=object)
+    if kind == Kind.BOOLEAN:
+        spelling = {word: i for i, pair in enumerate(BOOLEAN_SPELLINGS) for word in pair}
+        distinct = np.array([spelling.get(t, -1) for t in texts], dtype=np.int64)
+    elif kind == Kind.FLOAT:
+        distinct = np.array([_decimals(t) for t in texts], dtype=np.int64)
+    else:
+        distinct = np.array([_date_shape(t) for t in texts], dtype=np.int64)
+    shapes[mine] = distinct[labels][mine]
+    return shapes
+
+
+def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float, lead: float) -> TextShape:
+    """The written shape a column's ``SHAPE_CELLS`` counts show: a count counts when it exceeds
+    ``margin`` deviations of its noise (``std``; 0 for exact counts, which then only need to be
+    positive), and day first must lead month first by ``lead`` deviations of the difference.
+    Booleans: the most frequent spelling; floats: the most decimals seen (more than
+    ``VOTED_DECIMALS``: ``MAX_DECIMALS``); datetimes: date only unless times are seen, day first
+    when dates readable only day first outnumber those readable only month first."""
+    clear = counts > margin * std
+    if kind == Kind.BOOLEAN:
+        best = int(np.argmax(counts))
+        return TextShape(labels=BOOLEAN_SPELLINGS[best]) if clear[best] else TextShape()
+    if kind == Kind.FLOAT:
+        written = np.nonzero(clear)[0]
+        if not written.size:
+            return TextShape()
+        return TextShape(decimals=MAX_DECIMALS if written.max() > VOTED_DECIMALS else int(written.max()))
+    timed = counts[3:].sum() > margin * std * np.sqrt(3)
+    day_first, month_first = counts[[0, 3]].sum(), counts[[1, 4]].sum()
+    dayfirst = bool(day_first > margin * std * np.sqrt(2) and day_first - month_first > lead * std * 2)
+    return TextShape(dayfirst=dayfirst, date_only=not timed)
 
 
 def declared_kind(series: pd.Series) -> Kind | None:

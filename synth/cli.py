@@ -244,7 +244,7 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
                             report_to=None if args.quiet else sys.stderr)
     synthetic = fitted.sample(args.rows, conditions, args.seed)
-    write_table(synthetic, args.out, force=args.force)
+    write_table(synthetic, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
 

@@ -29,11 +29,14 @@ from datetime import date, datetime
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from synth.cells import FALSE_WORDS, TRUE_WORDS, datetime_to_seconds
+from synth.column import Column
+from synth.encoding import draw_numbers
 from synth.errors import ConditionError, SynthError
 from synth.kinds import NUMERIC_KINDS, Kind
-from synth.schema import Column, Schema
+from synth.schema import Schema
 
 RANGE = ".."
 DAY_SECONDS = 86_400
@@ -207,9 +210,9 @@ def evidence(conditions: list[Condition]) -> dict[str, np.ndarray]:
 
 
 def values_in_ranges(schema: Schema, conditions: list[Condition], codes: np.ndarray,
-                     rng: np.random.Generator) -> dict[str, np.ndarray]:
+                     rng: np.random.Generator) -> dict[str, pd.Series]:
     """For each range-conditioned column, values for the bins in ``codes`` drawn uniformly inside the
-    part of their bin that lies in the range: integers, datetime64[s] or floats, one per row."""
+    part of their bin that lies in the range, in the column's written shape (``draw_numbers``)."""
     values = {}
     for condition in conditions:
         if not condition.ranged:
@@ -219,12 +222,7 @@ def values_in_ranges(schema: Schema, conditions: list[Condition], codes: np.ndar
         starts, stops, whole = _bin_spans(column)
         low = np.maximum(starts[bins], -math.inf if condition.low is None else condition.low)
         high = np.minimum(stops[bins], math.inf if condition.high is None else condition.high)
-        if not whole:
-            values[column.name] = np.clip(low + rng.random(len(bins)) * (high - low), low, high)
-        elif column.kind == Kind.DATETIME:
-            values[column.name] = rng.integers(low.astype(np.int64), high.astype(np.int64)).astype("datetime64[s]")
-        else:
-            values[column.name] = rng.integers(low.astype(np.int64), high.astype(np.int64))
+        values[column.name] = draw_numbers(column, low, high, high, np.zeros(len(bins), dtype=bool), rng)
     return values
 
 

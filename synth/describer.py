@@ -28,7 +28,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema
+from synth.column import DEFAULT_OTHER_LABEL, Column
+from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn
 
 DELTA_SHARE_FOR_DISCOVERY = 0.5  # share of δ reserved for thresholded category discovery

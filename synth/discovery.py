@@ -19,18 +19,20 @@ releases only noisy, charged answers:
   an identifier (written as fresh keys shaped like the input's, from a thresholded histogram of
   key shapes) or free text (left out of the model), and no domain is measured for it
   (``detect_identifier``);
-* boolean columns have a public domain and cost nothing beyond their vote;
+* boolean columns have a public domain; float, datetime and boolean columns get a noisy vote on
+  how their values are written (decimals, date only or with time and day order, true/false or
+  yes/no: ``vote_shape``), so the synthetic table reads like the input;
 * a voted column gets a missing code only when the vote's noisy count of missing cells clears the
   noise (a column not voted keeps it).
 
 The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
 domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
 (``DOMAIN_WEIGHTS``: a category list must clear a δ-threshold per value, bounds a detection
-threshold twice, a boolean nothing). The threshold a category must clear falls only as the
+threshold twice, a boolean only its spelling). The threshold a category must clear falls only as the
 square root of its budget, so a category list costs far more than the rest; rather than give
 every text column that much up front, a reserve (``discovery_reserve``) pays a second pass for
-the text columns whose first pass found too little. Each column is then judged from noisy values only: located,
-rough or lost (``Finding``); the describer stops before anything else is spent when a column is
+the text columns whose first pass found too little. Each column is then judged from noisy values
+only: located, rough or lost (``Finding``); the describer stops before anything else is spent when a column is
 lost. It never reads a minimum, maximum, count or category list for free.
 """
 
@@ -45,13 +47,15 @@ import numpy as np
 import pandas as pd
 
 from synth.bounds import locate_bounds
-from synth.cells import CELL_CLASSES, classify_cells, parse_values, text_counts
+from synth.cells import (CELL_CLASSES, SHAPE_CELLS, classify_cells, classify_shapes, parse_values, shape_from_counts,
+                         text_counts)
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column
+from synth.column import DEFAULT_OTHER_LABEL, Column
+from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 MAX_DISCOVERED_CATEGORIES = 1000
@@ -62,8 +66,9 @@ TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative)
 ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
 VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
-DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.0,
+DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.25,
                   Kind.ID: 0.0, Kind.TEXT: 0.0}
+SHAPE_SHARE = 0.1  # of a float or datetime column's domain budget, for the vote on how its values are written
 ID_DETECTION_SHARE = 0.2  # at most this share of a candidate column's domain budget buys its noisy distinct count
 DISTINCT_PRECISION = 0.025  # ... and no more than gives it noise of this deviation per noisy cell of the column
 SPREAD_CLEARANCE = 3.0  # a noisy distinct count is quoted (values, rows each) only when it clears this many deviations
@@ -326,8 +331,30 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     return Vote(first, total[first], missing)
 
 
+def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
+               missing_markers: Sequence[str] = ("",)) -> TextShape:
+    """How a boolean, float or datetime column's values are written (``TextShape``), from a noisy
+    histogram of its cells' shapes (``classify_shapes``: one cell per row, so a histogram's
+    sensitivity). Each choice must clear the noise, else a public default stands
+    (``shape_from_counts``):
+
+    * boolean: the spelling with the largest noisy count (true/false, yes/no, in lower, title or
+      upper case), when it clears ``VOTE_MARGIN`` deviations; else True/False;
+    * float: the most decimals whose noisy count clears ``VOTE_MARGIN`` deviations (so a few odd
+      cells with long decimals do not set it; more than 6: 12);
+      else the default rule of ``synth.textshape``;
+    * datetime: date only unless the cells with a time of day clear ``VOTE_MARGIN`` deviations of
+      their sum; day first when the numeric dates readable only day first (23/02/2023) clear the
+      margin and lead those readable only month first (02/23/2023) by ``LEAD_MARGIN`` deviations.
+    """
+    shapes = classify_shapes(series, kind, missing_markers)
+    exact = np.bincount(shapes[shapes >= 0], minlength=SHAPE_CELLS[kind])
+    released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
+    return shape_from_counts(kind, released.values.astype(float), released.std, VOTE_MARGIN, LEAD_MARGIN)
+
+
 def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:
-    """Each column's share of ``budget`` for its domain, by ``DOMAIN_WEIGHTS`` (booleans: none)."""
+    """Each column's share of ``budget`` for its domain, by ``DOMAIN_WEIGHTS``."""
     weighted = {name: DOMAIN_WEIGHTS[kind] for name, kind in kinds.items() if DOMAIN_WEIGHTS[kind] > 0}
     if not weighted:
         return {}
@@ -388,8 +415,9 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                 "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty"))
             continue
         if kind == Kind.BOOLEAN:
-            columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC)
-            findings[name] = Finding(name, kind, "located", "true/false")
+            shape = vote_shape(name, df[name], kind, counts, budgets[name], missing_markers)
+            columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC, shape=shape)
+            findings[name] = Finding(name, kind, "located", "/".join(shape.labels or ("True", "False")))
             continue
         left, distinct = budgets[name], None
         if name in deltas and _may_be_identifier(name, kind, vote):
@@ -409,9 +437,15 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             if finding.verdict != "located":
                 first_pass[name] = found, distinct
         else:
-            values, _ = parse_values(df[name], kind, missing_markers)
+            shape = TextShape()
+            if kind in SHAPE_CELLS:
+                shape = vote_shape(name, df[name], kind, counts, left * SHAPE_SHARE, missing_markers)
+                left -= left * SHAPE_SHARE
+            values, _ = parse_values(df[name], kind, missing_markers, shape)
             located = locate_bounds(name, values, kind, counts, left, vote.cells)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
+            if column is not None:
+                column = replace(column, shape=shape)
         if column is not None:
             columns[name] = replace(column, missing=vote.missing)
         findings[name] = finding

@@ -1,7 +1,8 @@
 """Drafting a profile from the data itself; every domain it writes is data-derived.
 
 ``draft_profile`` writes a starting point for a person to review: kinds read from the cells,
-category lists and bounds read from the values, id and text columns where a column holds (nearly)
+category lists and bounds read from the values, how values are written (decimals, boolean words,
+date only, day order), id and text columns where a column holds (nearly)
 one value per row. Its domains are marked ``data-derived``: they were read from private rows, and
 the saved file says so in comments (``synth.profile``). Publishing them is not differentially
 private, so a person must replace them with public knowledge (or knowingly set
@@ -15,11 +16,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from synth.cells import FIRST_SECOND, LAST_SECOND, count_missing, infer_kinds, parse_values, text_counts
+from synth.cells import (FIRST_SECOND, LAST_SECOND, SHAPE_CELLS, classify_shapes, count_missing, infer_kinds,
+                         parse_values, shape_from_counts, text_counts)
 from synth.errors import SchemaError
 from synth.kinds import DomainSource, Kind
 from synth.profile import DRAFT_MAX_CATEGORIES, Profile
-from synth.schema import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column, Schema
+from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
+from synth.schema import Schema
+from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 DRAFT_BINS = 32
@@ -50,15 +54,19 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
     if unique is not None:
         return unique
     has_missing = count_missing(series, markers) > 0
+    shape = TextShape()
+    if kind in SHAPE_CELLS:  # how the values are written, read from the cells like the rest
+        shapes = classify_shapes(series, kind, markers)
+        shape = shape_from_counts(kind, np.bincount(shapes[shapes >= 0], minlength=SHAPE_CELLS[kind]), 0.0, 0.0, 0.0)
     if kind == Kind.BOOLEAN:  # the domain False/True is fixed, but the kind was read from the data
-        return Column(name, kind, missing=has_missing, source=derived)
+        return Column(name, kind, missing=has_missing, source=derived, shape=shape)
     if kind == Kind.CATEGORICAL:
         counts = text_counts(series, markers).drop(DEFAULT_OTHER_LABEL, errors="ignore")
         counts = counts.sort_values(ascending=False, kind="stable").iloc[:DRAFT_MAX_CATEGORIES]
         categories = tuple(sorted(str(c) for c in counts.index)) or (EMPTY_CATEGORY,)
         listed_all = counts.size < DRAFT_MAX_CATEGORIES and categories != (EMPTY_CATEGORY,)
         return Column(name, kind, categories=categories, complete=listed_all, missing=has_missing, source=derived)
-    values, _ = parse_values(series, kind, markers)
+    values, _ = parse_values(series, kind, markers, shape)
     values = values[np.isfinite(values)]
     if kind == Kind.INTEGER:
         values = np.floor(values + 0.5)
@@ -80,9 +88,9 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
     else:
         bins = DRAFT_BINS
     try:
-        return Column(name, kind, lower=lower, upper=upper, bins=bins, missing=has_missing, source=derived)
+        return Column(name, kind, lower=lower, upper=upper, bins=bins, missing=has_missing, source=derived, shape=shape)
     except SchemaError:  # bounds too close together in floating point for many bins
-        return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived)
+        return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived, shape=shape)
 
 
 def propose_missing_markers(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> tuple[str, ...]:

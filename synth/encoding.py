@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from synth.cells import FALSE_WORDS, TRUE_WORDS, distinct_texts, parse_values
+from synth.column import Column
 from synth.errors import SchemaError
 from synth.kinds import NUMERIC_KINDS, Kind
-
-if TYPE_CHECKING:  # schema.py imports this module; the encoders only read the columns they are handed
-    from synth.schema import Column
+from synth.textshape import decimals_for, rounded_inside, shaped
 
 
 # --- Encoding report ---------------------------------------------------------------------------
@@ -117,7 +116,7 @@ class EncodingReport:
 def encode_column(column: Column, series: pd.Series, markers: Sequence[str]) -> tuple[np.ndarray, ColumnCounts]:
     """Codes of one column's cells (int32), and what was changed to give every cell a code."""
     if column.kind in NUMERIC_KINDS:
-        return encode_parsed(column, *parse_values(series, column.kind, markers))
+        return encode_parsed(column, *parse_values(series, column.kind, markers, column.shape))
     return _encode_listed(column, series, markers)
 
 
@@ -158,8 +157,11 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
         unmatched = (distinct < 0) & ~is_missing
         distinct[unmatched] = column.unlisted_code
     else:
+        true_words, false_words = TRUE_WORDS, FALSE_WORDS
+        if column.shape.labels is not None:
+            true_words, false_words = true_words | {column.shape.labels[0].lower()}, false_words | {column.shape.labels[1].lower()}
         lowered = [t.lower() for t in texts]
-        distinct = np.array([1 if t in TRUE_WORDS else 0 if t in FALSE_WORDS else -1 for t in lowered],
+        distinct = np.array([1 if t in true_words else 0 if t in false_words else -1 for t in lowered],
                             dtype=np.int64)
         unmatched = (distinct < 0) & ~is_missing
     distinct[is_missing | (distinct < 0)] = column.absent_code
@@ -173,7 +175,8 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
 
 
 def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, other_label: str) -> pd.Series:
-    """Values of one column's codes (see ``Schema.decode`` for the types)."""
+    """Values of one column's codes (see ``Schema.decode`` for the types), in the column's
+    written shape (``synth.textshape.shaped``)."""
     missing = codes == column.missing_code
     if column.kind == Kind.CATEGORICAL:
         assert column.categories is not None
@@ -182,24 +185,50 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
     if column.kind == Kind.BOOLEAN:
         truth = codes == 1
         if missing.any():
-            return pd.Series(pd.arrays.BooleanArray(truth, missing))
-        return pd.Series(truth, dtype=bool)
+            return shaped(pd.Series(pd.arrays.BooleanArray(truth, missing)), column.kind, column.shape)
+        return shaped(pd.Series(truth, dtype=bool), column.kind, column.shape)
     bins = np.minimum(codes, column.bins - 1)  # MISSING rows draw a throwaway value, masked below
+    if column.kind == Kind.DATETIME:
+        starts, stops = column.second_ranges
+        return draw_numbers(column, starts[bins], stops[bins], stops[bins], missing, rng)
+    edges = column.edges
+    low, high = edges[bins], edges[bins + 1]
+    ceiling = np.where(bins == column.bins - 1, column.upper, np.nextafter(high, -np.inf))
+    return draw_numbers(column, low, high, ceiling, missing, rng)
+
+
+def draw_numbers(column: Column, low: np.ndarray, high: np.ndarray, ceiling: np.ndarray, missing: np.ndarray,
+                 rng: np.random.Generator) -> pd.Series:
+    """Values of a numeric or datetime column drawn uniformly per row: whole numbers (integers,
+    datetime seconds) in [low, high), floats in [low, ceiling]; in the column's written shape
+    (floats rounded inside [low, ceiling], dates made whole days when date-only), NA where
+    ``missing``. Decoding draws inside bins; conditional sampling inside a bin's part of a range."""
     if column.kind == Kind.INTEGER:
-        edges = column.edges.astype(np.int64)
-        values = rng.integers(edges[bins], edges[bins + 1])
+        values = rng.integers(low.astype(np.int64), high.astype(np.int64))
         if missing.any():
             return pd.Series(pd.arrays.IntegerArray(values, missing))
         return pd.Series(values, dtype=np.int64)
     if column.kind == Kind.DATETIME:
-        starts, stops = column.second_ranges
-        seconds = rng.integers(starts[bins], stops[bins]).astype("datetime64[s]")
-        seconds[missing] = np.datetime64("NaT")
-        return pd.Series(seconds)
-    edges = column.edges
-    low, high = edges[bins], edges[bins + 1]
-    ceiling = np.where(bins == column.bins - 1, column.upper, np.nextafter(high, -np.inf))
-    values = np.clip(low + rng.random(len(codes)) * (high - low), low, ceiling)
+        low, high = low.astype(np.int64), high.astype(np.int64)
+        seconds = rng.integers(low, high)
+        if column.shape.whole_days:
+            seconds = _whole_days(seconds, low, high)
+        stamps = seconds.astype("datetime64[s]")
+        stamps[missing] = np.datetime64("NaT")
+        return shaped(pd.Series(stamps), column.kind, column.shape)
+    values = np.clip(low + rng.random(len(low)) * (high - low), low, ceiling)
+    widths = np.diff(column.edges)  # a last bin that holds just upper has width 0
+    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, float(widths[widths > 0].min())))
     values[missing] = np.nan
     return pd.Series(values, dtype=float)
 
+
+def _whole_days(seconds: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Draws moved to the midnight that starts their day, or to the first midnight inside their
+    bin when that day began before it (a bin narrower than a day that holds no midnight keeps
+    its draw)."""
+    day = 86_400
+    midnight = seconds // day * day
+    first = -(-starts // day) * day
+    inside = midnight >= starts
+    return np.where(inside, midnight, np.where(first < stops, first, seconds))

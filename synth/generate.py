@@ -176,7 +176,7 @@ class FittedModel:
         codes = model.sample(n, rng)
         table = schema.decode(codes, rng)
         for name, values in values_in_ranges(schema, read, codes, rng).items():
-            table[name] = pd.Series(values, index=table.index).astype(table[name].dtype)
+            table[name] = values.set_axis(table.index)
         return table
 
     def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:

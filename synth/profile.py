@@ -49,8 +49,9 @@ A profile says what a release may spend and what is publicly known about the col
     source = "dp-estimated"
 
 A numeric or datetime column has either ``bins`` (equal-width) or ``cuts``: its inner bin edges,
-strictly increasing and strictly inside (lower, upper), for len(cuts) + 1 bins; ``bins`` given
-alongside must equal that. Integer cuts are whole numbers with lower < cut <= upper (bin k holds
+strictly increasing, with lower < cut <= upper for numbers (a cut at upper leaves a last bin for
+upper alone) and strictly inside (lower, upper) for datetimes, for len(cuts) + 1 bins; ``bins``
+given alongside must equal that. Integer cuts are whole numbers (bin k holds
 the integers edges[k] .. edges[k+1] - 1, with edges [lower, *cuts, upper + 1]); datetime cuts are
 whole seconds, written as ISO strings like the bounds.
 
@@ -98,7 +99,9 @@ from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
-from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema, column_from_dict
+from synth.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
+from synth.schema import Schema
+from synth.textshape import SHAPE_KEYS
 from synth.unmodelled import UnmodelledColumn
 
 NEIGHBOURING = ("add-remove", "replace")
@@ -110,7 +113,8 @@ RELEASE_KEYS = (
 )
 ACCOUNTING = ("pure", "approx", "zcdp")
 COMPOSITION = ("basic", "advanced")
-COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source")
+COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source",
+               *SHAPE_KEYS)
 DOMAIN_KEYS = ("categories", "lower", "upper", "bins", "cuts")
 DRAFT_MAX_CATEGORIES = 1000  # the most categories a drafted column lists (synth.drafting)
 
@@ -386,6 +390,13 @@ def _estimated_kind(where: str, entry: Mapping[str, Any]) -> Kind | None:
             f"{where} has {' and '.join(closed)}, but its domain is estimated under DP (source = "
             "\"dp-estimated\" with no categories or bounds): its codes are those found under DP, which "
             f"keep an OTHER and a missing code. Remove {' and '.join(closed)}, or give the full domain."
+        )
+    shaped = [k for k in SHAPE_KEYS if k in entry]
+    if shaped:
+        raise ProfileError(
+            f"{where} has {', '.join(shaped)}, but its domain is estimated under DP (source = \"dp-estimated\" "
+            "with no categories or bounds), and so is how its values are written (a noisy vote on the cells' "
+            f"shapes). Remove {', '.join(shaped)}, or give the full domain with them."
         )
     return kind
 

@@ -238,8 +238,9 @@ def check_table_output(path: str | os.PathLike[str], force: bool = False) -> Non
     check_writable(p, force)
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells empty) or Parquet.
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = False, missing_text: str = "") -> Path:
+    """Write ``df`` as CSV (gzip when the name ends in .gz; missing cells as ``missing_text``) or
+    Parquet (missing cells as nulls).
 
     Refused (OutputError) as ``check_table_output`` says.
     """
@@ -249,5 +250,5 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
         return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force, shared=True)
     compression = "gzip" if p.name.lower().endswith(".gz") else None
     sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
-    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression), force,
-                        shared=True)
+    return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression,
+                                                 na_rep=missing_text), force, shared=True)

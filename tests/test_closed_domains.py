@@ -13,7 +13,8 @@ from synth.drafting import draft_profile
 from synth.errors import SchemaError
 from synth.kinds import DomainSource, Kind
 from synth.profile import Profile, load_profile, save_profile
-from synth.schema import MISSING_LABEL, Column, Schema
+from synth.column import MISSING_LABEL, Column
+from synth.schema import Schema
 
 
 def test_a_complete_list_has_no_other_code_and_unlisted_values_go_to_missing():

@@ -19,6 +19,7 @@ from synth.conditions import read_conditions
 from synth.errors import ConditionError
 from synth.generate import fit
 from synth.schema import Schema
+from synth.textshape import decimals_for
 from synth.unmodelled import UnmodelledColumn
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
@@ -86,8 +87,14 @@ def test_float_and_date_ranges_hold_only_values_inside_them(models):
     synthetic = fitted.sample(5000, conditions=conditions, seed=2)
     income, joined = synthetic["income"], synthetic["joined"]
     assert income.between(2000.5, 2500.25).all() and income.min() < 2010 and income.max() > 2490
+    column = fitted.description.schema.column("income")  # drawn in the range, written in the column's shape
+    widths = np.diff(column.edges)
+    decimals = decimals_for(column.shape, float(widths[widths > 0].min()))
+    assert decimals < 12 and (income == income.round(decimals)).all()
     assert joined.between(pd.Timestamp("2016-01-01"), pd.Timestamp("2016-12-31 23:59:59")).all()
-    assert joined.max() > pd.Timestamp("2016-12-31")  # a date alone as the upper end holds its whole day
+    assert joined.max().normalize() == pd.Timestamp("2016-12-31")  # a date alone as the upper end holds its day
+    assert fitted.description.schema.column("joined").shape.date_only  # voted: the data holds dates only ...
+    assert (joined == joined.dt.normalize()).all()  # ... so a range condition draws whole days as well
     for attr in ("income", "joined", "city"):
         assert_follows(fitted, synthetic, attr, conditions)
 

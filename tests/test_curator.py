@@ -11,7 +11,8 @@ from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 
 def _schema(sizes=(48, 40)) -> Schema:

@@ -152,7 +152,7 @@ def test_discovery_charges_every_paid_column_and_stays_in_budget():
     assert set(columns) == {"t", "n", "f"}
     assert columns["f"].source == DomainSource.PUBLIC
     queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
-    assert queries == ["categories(t)", "bounds(n)", "bounds(n)"]  # the boolean costs nothing
+    assert queries == ["categories(t)", "bounds(n)", "bounds(n)", "shape(f)"]  # the boolean pays for its spelling only
     assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.1
     assert sum(e.cost.delta for e in counts.accountant.ledger) <= 5e-7
 

@@ -17,7 +17,8 @@ from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, Pr
 from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
 from synth.profile import Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 SEX = """
 [columns.sex]
@@ -74,7 +75,8 @@ def test_a_profile_of_estimated_columns_only_has_no_schema():
     assert not Profile(schema=None, epsilon=1.0).lists_columns
 
 
-@pytest.mark.parametrize("line, key", [("complete = true", "complete"), ("missing = false", "missing")])
+@pytest.mark.parametrize("line, key", [("complete = true", "complete"), ("missing = false", "missing"),
+                                       ("decimals = 2", "decimals"), ("format = \"%d/%m/%Y\"", "format")])
 def test_complete_or_missing_on_an_estimated_column_is_refused(tmp_path, line, key):
     with pytest.raises(ProfileError, match=rf"\[columns\.age\] has {key}.*estimated under DP"):
         load_profile(write(tmp_path, RELEASE + AGE + line + "\n"))

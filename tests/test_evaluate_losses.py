@@ -13,7 +13,8 @@ import synth
 from synth.evaluate import evaluate
 from synth.kinds import Kind
 from synth.profile import Profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn
 from tests.conftest import mixed_table
 from tests.test_cli import run_cli

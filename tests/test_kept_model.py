@@ -20,7 +20,8 @@ from synth.errors import ModelFileError
 from synth.generate import FittedModel, description_digest, fit, load_model
 from synth.model.store import read_model
 from synth.profile import Profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
 

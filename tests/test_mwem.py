@@ -23,7 +23,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from tests.test_engines import chain_data
 
 

@@ -29,7 +29,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from tests.conftest import mixed_table
 from tests.test_engines import chain_data, curator_for
 

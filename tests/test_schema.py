@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from synth.cells import datetime_to_seconds, infer_kinds, seconds_to_iso
 from synth.errors import DataError, InputFileError, OutputError, SchemaError
 from synth.kinds import DomainSource, Kind
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from synth.tableio import read_table, write_table
 
 DAY = 86400.0
@@ -94,7 +95,8 @@ def test_integer_bins_cover_each_integer_once() -> None:
         (dict(kind=Kind.FLOAT, lower=0, upper=9, cuts=(3.5, 3.5)), "strictly increasing"),
         (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(0,)), r"cut number 1 lies outside.*lower < cut <= upper"),
         (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(3, 10)), "cut number 2 lies outside"),
-        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(0.5, 1.0)), r"outside.*lower < cut < upper"),
+        (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(0.5, 1.5)), r"outside.*lower < cut <= upper"),
+        (dict(kind=Kind.DATETIME, lower=0, upper=86_400, cuts=(86_400,)), r"outside.*lower < cut < upper"),
         (dict(kind=Kind.FLOAT, lower=0, upper=1, cuts=(-0.5,)), "outside"),
         (dict(kind=Kind.DATETIME, lower=0, upper=DAY, cuts=(DAY,)), "outside"),
         (dict(kind=Kind.INTEGER, lower=0, upper=9, cuts=(2.5,)), "whole numbers"),
@@ -470,7 +472,8 @@ def test_domain_source_values() -> None:
 
 
 def test_decimals_in_an_integer_column_are_rounded_and_counted():
-    from synth.schema import Column, Schema
+    from synth.column import Column
+    from synth.schema import Schema
 
     schema = Schema((Column("n", Kind.INTEGER, lower=0, upper=10, bins=11),))
     codes, report = schema.encode(pd.DataFrame({"n": ["1", "2.5", "3.25", "7", ""]}))

@@ -28,7 +28,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise, exponential_scale
 from synth.profile import Profile
 from synth.progress import SILENT
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from tests.conftest import mixed_table
 
 BINARY = Domain(("a", "b", "c"), (2, 2, 2))

@@ -16,7 +16,8 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.profile import load_profile, profile_to_toml, save_profile
 from synth.progress import SILENT
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
 
 

@@ -32,7 +32,8 @@ from synth.errors import EngineError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.measurement import Measurement, group_table
 from synth.model.domain import Domain
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 MARGINALS = "marginals"
 COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove

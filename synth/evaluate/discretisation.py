@@ -30,7 +30,8 @@ import pandas as pd
 from synth.cells import FIRST_SECOND, LAST_SECOND, parse_values, text_counts
 from synth.drafting import EMPTY_CATEGORY, draft_profile
 from synth.kinds import DomainSource, Kind
-from synth.schema import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column, Schema
+from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
+from synth.schema import Schema
 
 QUANTILE_BINS = 20
 TOP_VALUES = 50

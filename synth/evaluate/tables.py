@@ -27,7 +27,8 @@ from synth.evaluate.discretisation import draft_discretisation
 from synth.errors import DataError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.schema import DEFAULT_OTHER_LABEL, Column, Schema
+from synth.column import DEFAULT_OTHER_LABEL, Column
+from synth.schema import Schema
 from synth.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000

@@ -27,7 +27,8 @@ from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Cost, NoiseSource, SeededNoise, zcdp_to_approx_epsilon
 from synth.profile import Profile
-from synth.schema import Column, Schema
+from synth.column import Column
+from synth.schema import Schema
 
 PACKAGE = Path(synth.__file__).resolve().parent
 
@@ -47,6 +48,7 @@ ROW_TAPS = {
     "encode": "Schema.encode: private rows to codes",
     "parse_values": "parses a private column's cells",
     "classify_cells": "classifies a private column's cells",
+    "classify_shapes": "classifies how a private column's cells are written",
     "text_counts": "exact value counts of a private column",
     "count_missing": "the exact number of a private column's missing cells",
     "distinct_texts": "a private column's distinct cell texts and which rows hold them",
@@ -63,18 +65,18 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                    "compressed() builds a view over them"),
     "describer.py": (frozenset({"encode", "Curator"}),
                      "the front door: encodes the private table and hands the codes to a Curator"),
-    "discovery.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release"}),
+    "discovery.py": (frozenset({"parse_values", "classify_cells", "classify_shapes", "text_counts", "release"}),
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
-    "cells.py": (frozenset({"text_counts", "distinct_texts"}),
+    "cells.py": (frozenset({"text_counts", "distinct_texts", "classify_cells"}),
                  "defines reading cells and kinds, applied to the columns discovery, drafting or encoding hand it"),
     "encoding.py": (frozenset({"parse_values", "distinct_texts"}),
                     "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
     "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate"),
     "cli.py": (frozenset({"read_table"}), "`synth profile` reads the data to draft a profile"),
-    "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing"}),
+    "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
                     "draft_profile proposes domains from the data, marked data-derived (refused in a "
                     "release unless accepted, and then flagged not end-to-end DP)"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
@@ -90,9 +92,11 @@ PANDAS_ALLOWED = {
     "cells.py": "reads the cells of a table's columns",
     "encoding.py": "encodes a column's cells to codes and decodes codes to a column",
     "tableio.py": "reads and writes table files",
+    "textshape.py": "writes decoded (synthetic) values in a column's public shape",
     "api.py": "the user-facing verbs take DataFrames",
     "drafting.py": "drafts profiles from a table",
     "generate.py": "builds the synthetic table",
+    "conditions.py": "draws the synthetic values of range-conditioned columns (from the model, never from data)",
     "unmodelled.py": "counts key shapes of private cells (for discovery, only with noise) and writes id and text columns",
     "evaluate/": "compares the original and synthetic tables (not DP)",
 }

@@ -1,0 +1,159 @@
+"""How a column's values look as text: decimals, boolean words, date format and day order.
+
+A ``TextShape`` is public metadata of one column, beside its kind and domain: it comes from a
+profile (``decimals``, ``labels``, ``format``, ``dayfirst``), or from a noisy vote over the cells'
+shapes during discovery (``synth.discovery.vote_shape``), never from an exact read of the data
+unless the column is marked data-derived. It governs two things:
+
+* reading: a datetime column's cells are parsed with its ``format`` when one is given, else with
+  its day order (``dayfirst``) applied to every cell alike (``synth.cells``), so "05/03/2023" and
+  "23/02/2023" in one column never get different day orders;
+* writing (``shaped``): floats are rounded to ``decimals``; booleans are written with their
+  ``labels`` (e.g. yes/no); datetimes with their ``format``, or as ISO dates (whole days) when
+  ``date_only`` (a format without a time of day makes whole days too).
+
+Left unset, a float keeps about two significant digits inside its narrowest bin (a public rule,
+from the domain alone), a boolean is True/False, and a datetime is written in ISO 8601.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synth.errors import SchemaError
+from synth.kinds import Kind
+
+SHAPE_KEYS = ("decimals", "labels", "format", "dayfirst", "date_only")
+MAX_DECIMALS = 12
+_TIME_DIRECTIVES = re.compile(r"%[HIMSfpXcTrRsz]")
+_CHECK_MOMENT = datetime(2001, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class TextShape:
+    """The written form of one column's values (see the module docstring); every field optional."""
+
+    decimals: int | None = None  # float: digits after the decimal point
+    labels: tuple[str, str] | None = None  # boolean: the words for true and for false
+    format: str | None = None  # datetime: strptime/strftime format, e.g. "%d/%m/%Y"
+    dayfirst: bool = False  # datetime without a format: read 05/03/2023 as 5 March
+    date_only: bool = False  # datetime: whole days, written without a time of day
+
+    @property
+    def whole_days(self) -> bool:
+        """True when values are whole days: date only, or a format that writes no time of day."""
+        return self.date_only or (self.format is not None and not _TIME_DIRECTIVES.search(self.format))
+
+    def checked(self, kind: Kind, where: str) -> TextShape:
+        """This shape, validated for a column of ``kind`` (SchemaError saying what to fix)."""
+        given = [key for key, value in self._items() if value is not None and value is not False]
+        allowed = {Kind.FLOAT: {"decimals"}, Kind.BOOLEAN: {"labels"},
+                   Kind.DATETIME: {"format", "dayfirst", "date_only"}}.get(kind, set())
+        wrong = [key for key in given if key not in allowed]
+        if wrong:
+            raise SchemaError(f"{where} cannot have {', '.join(wrong)} ({kind.value} columns take "
+                              f"{', '.join(sorted(allowed)) or 'none of ' + ', '.join(SHAPE_KEYS)}).")
+        decimals, labels = self.decimals, self.labels
+        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer))
+                                     or not 0 <= decimals <= MAX_DECIMALS):
+            raise SchemaError(f"{where}: decimals must be a whole number from 0 to {MAX_DECIMALS}; got {decimals!r}.")
+        if labels is not None:
+            labels = tuple(labels) if isinstance(labels, (list, tuple)) else labels
+            if (not isinstance(labels, tuple) or len(labels) != 2 or not all(isinstance(w, str) and w.strip() for w in labels)
+                    or labels[0] == labels[1]):
+                raise SchemaError(f"{where}: labels must be two different words, for true then false, e.g. "
+                                  f"[\"yes\", \"no\"]; got {self.labels!r}.")
+        for key in ("dayfirst", "date_only"):
+            if not isinstance(getattr(self, key), (bool, np.bool_)):
+                raise SchemaError(f"{where}: {key} must be true or false.")
+        if self.format is not None:
+            _check_format(self.format, where)
+            if self.date_only and _TIME_DIRECTIVES.search(self.format):
+                raise SchemaError(f"{where}: date_only is set, but the format {self.format!r} writes a time of "
+                                  "day; remove one of them.")
+        return TextShape(None if decimals is None else int(decimals), labels, self.format, bool(self.dayfirst),
+                         bool(self.date_only))
+
+    def _items(self) -> tuple[tuple[str, Any], ...]:
+        return (("decimals", self.decimals), ("labels", self.labels), ("format", self.format),
+                ("dayfirst", self.dayfirst), ("date_only", self.date_only))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys that are set, as a profile or Description writes them."""
+        out: dict[str, Any] = {}
+        if self.decimals is not None:
+            out["decimals"] = self.decimals
+        if self.labels is not None:
+            out["labels"] = list(self.labels)
+        if self.format is not None:
+            out["format"] = self.format
+        if self.dayfirst:
+            out["dayfirst"] = True
+        if self.date_only:
+            out["date_only"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TextShape:
+        """The shape keys of a column's table (others are ignored here); checked by ``checked``."""
+        labels = data.get("labels")
+        return cls(data.get("decimals"), tuple(labels) if isinstance(labels, list) else labels,
+                   data.get("format"), data.get("dayfirst", False), data.get("date_only", False))
+
+
+def _check_format(fmt: Any, where: str) -> None:
+    """A date format must be text with a directive, and read back what it writes."""
+    if not isinstance(fmt, str) or "%" not in fmt:
+        raise SchemaError(f"{where}: format must be a date format such as \"%d/%m/%Y\" or \"%Y-%m-%d %H:%M\"; "
+                          f"got {fmt!r}.")
+    try:
+        written = _CHECK_MOMENT.strftime(fmt)
+        datetime.strptime(written, fmt)
+    except ValueError as exc:
+        raise SchemaError(f"{where}: the date format {fmt!r} cannot be read back ({exc}); use strftime "
+                          "directives such as %Y, %m, %d, %H, %M, %S.") from None
+
+
+def decimals_for(shape: TextShape, narrowest_bin: float) -> int:
+    """The shape's decimals, else about two significant digits inside a bin this wide (public:
+    from the domain alone)."""
+    if shape.decimals is not None:
+        return shape.decimals
+    if not narrowest_bin > 0 or not math.isfinite(narrowest_bin):
+        return MAX_DECIMALS
+    return int(min(max(1 - math.floor(math.log10(narrowest_bin)), 0), MAX_DECIMALS))
+
+
+def rounded_inside(values: np.ndarray, low: np.ndarray, ceiling: np.ndarray, decimals: int) -> np.ndarray:
+    """``values`` rounded to ``decimals``, each kept inside its bin [low, ceiling]: a value whose
+    rounding leaves the bin takes the bin's first rounded number, or stays as drawn when the bin
+    holds none."""
+    scale = 10.0**decimals
+    rounded = np.round(values, decimals)
+    first = np.ceil(low * scale) / scale
+    first_ok = (first >= low) & (first <= ceiling)
+    outside = (rounded < low) | (rounded > ceiling)
+    return np.where(outside, np.where(first_ok, first, values), rounded)
+
+
+def shaped(values: pd.Series, kind: Kind, shape: TextShape) -> pd.Series:
+    """Decoded booleans and datetimes in their written form: boolean words, formatted dates.
+
+    Missing cells stay missing (NA); values keep their dtype except where a format or labels make
+    them text. (Floats are rounded while decoding, where their bins are known: ``rounded_inside``.)
+    """
+    if kind == Kind.BOOLEAN and shape.labels is not None:
+        words = np.where(values.fillna(False).to_numpy(dtype=bool), shape.labels[0], shape.labels[1]).astype(object)
+        words[values.isna().to_numpy()] = None
+        return pd.Series(pd.array(words, dtype="str"))
+    if kind == Kind.DATETIME and shape.format is not None:
+        return pd.Series(pd.array(values.dt.strftime(shape.format), dtype="str"))
+    return values

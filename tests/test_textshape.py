@@ -1,0 +1,253 @@
+"""Output in the input's shape: decimals, boolean words, date-only columns and day order, missing
+cells, decided by a profile or a noisy vote, and a table that reads back like its input."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synth.cells import datetime_to_seconds, parse_values
+from synth.curator import CountRelease
+from synth.discovery import vote_shape
+from synth.errors import SchemaError
+from synth.kinds import Kind
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
+from synth.column import Column
+from synth.schema import Schema
+from synth.tableio import read_table, write_table
+from synth.textshape import MAX_DECIMALS, TextShape, decimals_for
+from tests.test_cli import run_cli
+
+
+def _counts(seed: int = 5) -> CountRelease:
+    return CountRelease(Accountant(Budget(4.0, 1e-6)), SeededNoise(seed), Neighbouring("add-remove"))
+
+
+# --- reading dates in one day order ------------------------------------------------------------
+
+
+def test_numeric_dates_are_read_in_one_day_order_for_the_whole_column():
+    series = pd.Series(["05/03/2023", "23/02/2023", "2023-01-02", "05/03/23 10:30"])
+    day = 86_400
+
+    def read(shape: TextShape) -> list[float | None]:
+        values, _ = parse_values(series, Kind.DATETIME, shape=shape)
+        return [None if math.isnan(v) else v for v in values]
+
+    march_5, may_3 = datetime_to_seconds("2023-03-05"), datetime_to_seconds("2023-05-03")
+    # month first by default: 23/02/2023 has no month 23, so it is unreadable (never read day first)
+    assert read(TextShape()) == [may_3, None, datetime_to_seconds("2023-01-02"), may_3 + 10.5 * 3600]
+    assert read(TextShape(dayfirst=True)) == [march_5, datetime_to_seconds("2023-02-23"),
+                                              datetime_to_seconds("2023-01-02"), march_5 + 10.5 * 3600]
+    assert read(TextShape(format="%d/%m/%Y"))[:2] == [march_5, march_5 - 10 * day]
+
+
+def test_time_zone_offsets_are_read_as_utc():
+    values, _ = parse_values(pd.Series(["2023-01-01T10:00:00+02:00", "2023-01-01T10:00:00"]), Kind.DATETIME)
+    assert list(values) == [datetime_to_seconds("2023-01-01T08:00:00"), datetime_to_seconds("2023-01-01T10:00:00")]
+
+
+# --- the noisy vote on how values are written --------------------------------------------------
+
+
+@pytest.mark.parametrize("words, labels", [(["yes", "no"], ("yes", "no")), (["Yes", "No"], ("Yes", "No")),
+                                           (["TRUE", "FALSE"], ("TRUE", "FALSE"))])
+def test_booleans_keep_their_spelling(words, labels):
+    series = pd.Series(words * 1000 + ["true"] * 3)  # a few cells spelled otherwise do not decide it
+    assert vote_shape("b", series, Kind.BOOLEAN, _counts(), 0.01).labels == labels
+
+
+def test_decimals_are_the_most_that_clear_the_noise_not_a_few_odd_cells():
+    rng = np.random.default_rng(0)
+    cells = [f"{x:.2f}" for x in rng.uniform(0, 100, 3000)] + ["3.14159265", "2.71828182", "1.41421356"]
+    shape = vote_shape("x", pd.Series(cells), Kind.FLOAT, _counts(), 0.01)
+    assert shape.decimals == 2
+    # the same cells read exactly would take the odd ones' 8 decimals: the vote is what stops it
+    assert max(len(c.partition(".")[2]) for c in cells) == 8
+    long = vote_shape("x", pd.Series([f"{x:.9f}" for x in rng.uniform(0, 1, 3000)]), Kind.FLOAT, _counts(), 0.01)
+    assert long.decimals == MAX_DECIMALS
+
+
+@pytest.mark.parametrize("cells, date_only, dayfirst", [
+    ([f"2021-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)] * 5, True, False),
+    ([f"{d:02d}/{m:02d}/2021" for m in range(1, 13) for d in range(1, 29)] * 5, True, True),
+    ([f"{m:02d}/{d:02d}/2021" for m in range(1, 13) for d in range(1, 29)] * 5, True, False),
+    ([f"2021-{m:02d}-{d:02d} {h:02d}:15" for m in range(1, 13) for d in range(1, 29) for h in (3, 9)] * 3,
+     False, False),
+])
+def test_dates_are_date_only_unless_times_clear_the_noise_and_day_first_when_the_cells_say_so(
+        cells, date_only, dayfirst):
+    shape = vote_shape("d", pd.Series(cells), Kind.DATETIME, _counts(), 0.01)
+    assert shape == TextShape(date_only=date_only, dayfirst=dayfirst)
+
+
+def test_a_column_too_small_for_the_noise_keeps_the_public_defaults():
+    counts = _counts()
+    assert vote_shape("b", pd.Series(["yes", "no"] * 3), Kind.BOOLEAN, counts, 1e-5) == TextShape()
+    assert vote_shape("x", pd.Series(["1.25", "2.5"] * 3), Kind.FLOAT, counts, 1e-5) == TextShape()
+    assert counts.accountant.ledger[-1].query.startswith("shape(x)")
+
+
+# --- writing values in their shape -------------------------------------------------------------
+
+
+def test_floats_are_rounded_inside_their_bins():
+    column = Column("x", Kind.FLOAT, lower=-1.5, upper=2.5, cuts=(0.0, 0.1, 1 / 3), shape=TextShape(decimals=2))
+    schema = Schema((column,))
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, schema.sizes[0], (5000, 1))
+    decoded = schema.decode(codes, rng)["x"]
+    assert np.array_equal(schema.encode(decoded.to_frame())[0], codes)  # never rounded out of its bin
+    assert (decoded.dropna().map(lambda v: len(repr(v).partition(".")[2])) <= 2).all()
+    assert decoded.dropna().between(-1.5, 2.5).all()
+
+
+def test_without_decimals_a_float_keeps_two_digits_inside_its_narrowest_bin():
+    assert [decimals_for(TextShape(), w) for w in (0.5, 0.1, 1.0, 37.0, 5000.0)] == [2, 2, 1, 0, 0]
+    column = Column("x", Kind.FLOAT, lower=0, upper=10, bins=20)
+    decoded = Schema((column,)).decode(np.arange(21).reshape(-1, 1), np.random.default_rng(0))["x"]
+    assert (decoded.dropna() == decoded.dropna().round(2)).all()
+
+
+def test_date_only_columns_decode_to_whole_days_inside_their_bins():
+    column = Column("d", Kind.DATETIME, lower=datetime_to_seconds("2020-01-01"),
+                    upper=datetime_to_seconds("2020-12-31"), bins=12, shape=TextShape(date_only=True))
+    schema = Schema((column,))
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, schema.sizes[0], (3000, 1))
+    decoded = schema.decode(codes, rng)["d"]
+    present = decoded.dropna()
+    assert (present == present.dt.normalize()).all()
+    assert np.array_equal(schema.encode(decoded.to_frame())[0], codes)
+
+
+def test_booleans_are_written_with_their_labels_and_read_back():
+    schema = Schema((Column("b", Kind.BOOLEAN, shape=TextShape(labels=("yes", "no"))),))
+    codes = np.array([[0], [1], [2], [1]])
+    decoded = schema.decode(codes, np.random.default_rng(0))
+    assert decoded["b"].tolist()[:2] == ["no", "yes"] and pd.isna(decoded["b"].iloc[2])
+    assert np.array_equal(schema.encode(decoded)[0], codes)
+
+
+def test_a_date_format_writes_and_reads_the_dates():
+    schema = Schema((Column("d", Kind.DATETIME, lower=datetime_to_seconds("2023-01-01"),
+                            upper=datetime_to_seconds("2023-12-31"), bins=12, shape=TextShape(format="%d/%m/%Y")),))
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 12, (500, 1))
+    decoded = schema.decode(codes, rng)
+    assert decoded["d"].str.fullmatch(r"\d{2}/\d{2}/2023").all()
+    assert np.array_equal(schema.encode(decoded)[0], codes)
+
+
+def test_missing_cells_are_written_as_the_first_missing_marker(tmp_path):
+    schema = Schema((Column("n", Kind.INTEGER, lower=0, upper=9, bins=10),), missing_markers=("NA", ""))
+    decoded = schema.decode(np.array([[3], [10]]), np.random.default_rng(0))
+    path = write_table(decoded, tmp_path / "out.csv", missing_text=schema.missing_text)
+    assert path.read_text().splitlines() == ["n", "3", "NA"]
+    assert read_table(path, schema.missing_markers)["n"].isna().tolist() == [False, True]
+
+
+# --- profile keys ------------------------------------------------------------------------------
+
+
+def test_shape_keys_round_trip_through_a_column():
+    columns = [Column("x", Kind.FLOAT, lower=0, upper=1, bins=4, shape=TextShape(decimals=3)),
+               Column("b", Kind.BOOLEAN, shape=TextShape(labels=("Y", "N"))),
+               Column("d", Kind.DATETIME, lower=0, upper=86_400 * 30, bins=3,
+                      shape=TextShape(format="%d.%m.%Y", dayfirst=True))]
+    for column in columns:
+        assert Column.from_dict(column.to_dict()) == column
+    assert columns[1].to_dict()["labels"] == ["Y", "N"] and columns[0].to_dict()["decimals"] == 3
+
+
+@pytest.mark.parametrize("kind, shape, message", [
+    (Kind.INTEGER, TextShape(decimals=2), "cannot have decimals"),
+    (Kind.FLOAT, TextShape(decimals=-1), "decimals must be a whole number"),
+    (Kind.BOOLEAN, TextShape(labels=("yes", "yes")), "two different words"),
+    (Kind.DATETIME, TextShape(format="day/month"), "date format such as"),
+    (Kind.DATETIME, TextShape(format="%Q"), "cannot be read back"),
+    (Kind.DATETIME, TextShape(format="%Y-%m-%d %H:%M", date_only=True), "writes a time of day"),
+    (Kind.CATEGORICAL, TextShape(dayfirst=True), "cannot have dayfirst"),
+])
+def test_bad_shape_keys_say_what_to_fix(kind, shape, message):
+    domain = {Kind.INTEGER: {"lower": 0, "upper": 9, "bins": 10}, Kind.FLOAT: {"lower": 0, "upper": 1, "bins": 2},
+              Kind.DATETIME: {"lower": 0, "upper": 86_400, "bins": 2}, Kind.CATEGORICAL: {"categories": ("a",)},
+              Kind.BOOLEAN: {}}[kind]
+    with pytest.raises(SchemaError, match=message):
+        Column("c", kind, shape=shape, **domain)
+
+
+# --- the user's path: a table reads back like its input ----------------------------------------
+
+
+def varied_table(rows: int = 6000) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 700, rows), unit="D")
+    return pd.DataFrame({
+        "age": rng.integers(18, 80, rows),
+        "score": rng.normal(50, 10, rows).round(2),
+        "member": rng.choice(["yes", "no"], rows),
+        "joined": days.strftime("%Y-%m-%d"),
+        "city": rng.choice(["Lyon", "Oslo", "Quito"], rows),
+        "visits": np.where(rng.random(rows) < 0.2, np.nan, rng.integers(0, 9, rows)),
+    })
+
+
+def _shape_of(series: pd.Series) -> str:
+    text = series.dropna().astype(str)
+    if text.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all():
+        return "date"
+    if text.str.fullmatch(r"-?\d+").all():
+        return "integer"
+    if text.str.fullmatch(r"-?\d+(\.\d{1,2})?").all():
+        return "at most 2 decimals"
+    return "text"
+
+
+def test_a_zero_config_release_reads_back_with_the_inputs_dtypes_and_shapes(capsys, tmp_path):
+    data = tmp_path / "varied.csv"
+    varied_table().to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "3", "--seed", "1", "--engine", "mst",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    original, synthetic = pd.read_csv(data), pd.read_csv(tmp_path / "o" / "synthetic.csv")
+    assert synthetic.dtypes.astype(str).to_dict() == original.dtypes.astype(str).to_dict()
+    assert {c: _shape_of(synthetic[c]) for c in original} == {c: _shape_of(original[c]) for c in original}
+    assert set(synthetic["member"]) == {"yes", "no"}
+    assert synthetic["visits"].isna().any()  # a column with missing cells keeps them
+    text = (tmp_path / "o" / "synthetic.csv").read_text()
+    assert not re.search(r"\bTrue\b|\bFalse\b|\d{2}:\d{2}:\d{2}", text)
+
+
+def test_a_drafted_profile_proposes_how_values_are_written():
+    from synth.drafting import draft_profile
+    from synth.profile import profile_to_toml
+
+    df = varied_table(500).assign(european=lambda t: pd.to_datetime(t["joined"]).dt.strftime("%d/%m/%Y"))
+    schema = draft_profile(df).schema
+    assert schema.column("member").shape.labels == ("yes", "no")
+    assert schema.column("score").shape.decimals == 2
+    assert schema.column("joined").shape == TextShape(date_only=True)
+    assert schema.column("european").shape == TextShape(date_only=True, dayfirst=True)
+    european = schema.column("european")  # read day first, so its bounds span the real dates
+    assert european.bound_texts()[0].startswith("2020-01") and european.bound_texts()[1].startswith("2021-1")
+    text = profile_to_toml(draft_profile(df))
+    assert re.search(r'labels = \[\s*"yes",\s*"no",?\s*\]', text)
+    assert "decimals = 2" in text and "dayfirst = true" in text and "date_only = true" in text
+
+
+def test_a_float_cut_may_end_at_upper_like_an_integer_one():
+    # issue 15: cuts = [..., upper] gave a last bin for upper alone on integers but was refused on floats
+    column = Column("gain", Kind.FLOAT, lower=0, upper=99_999.5, cuts=(1, 1000, 99_999.5))
+    assert column.bins == 4 and column.labels()[2:4] == ("[1000, 99999.5)", "[99999.5, 99999.5]")
+    schema = Schema((column,))
+    values = pd.DataFrame({"gain": [0.5, 500.25, 99_999.5, 99_999.4]})
+    codes, report = schema.encode(values)
+    assert codes[:, 0].tolist() == [0, 1, 3, 2] and report.clean
+    decoded = schema.decode(codes, np.random.default_rng(0))["gain"]
+    assert decoded.iloc[2] == 99_999.5 and np.array_equal(schema.encode(decoded.to_frame())[0], codes)
