@@ -64,6 +64,7 @@ LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the d
 FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
+COMPLETE_SHARE = 0.01  # a category list is complete when what it leaves is surely below this share of cells
 VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
 DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.25,
@@ -88,12 +89,15 @@ class Finding:
 
 @dataclass(frozen=True)
 class Vote:
-    """A column's kind, the noisy count of its cells of that kind (None: not voted), and whether
-    its missing cells stood clear of the noise (a column not voted keeps its missing code)."""
+    """A column's kind, the noisy count of its cells of that kind (None: not voted), whether its
+    missing cells stood clear of the noise (a column not voted keeps its missing code), and the
+    noisy count of all its cells that are not missing, with that count's noise deviation."""
 
     kind: Kind
     cells: float | None = None
     missing: bool = True
+    present: float | None = None
+    present_std: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -203,16 +207,21 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
 
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
                         delta: float, missing_markers: Sequence[str] = ("",),
-                        cells: float | None = None, distinct: float | None = None,
+                        vote: Vote | None = None, distinct: float | None = None,
                         earlier: Found | None = None) -> tuple[Column | None, Finding, Found]:
     """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``),
     with what was found (for a second pass, which passes it back as ``earlier`` to be merged in).
 
     Lost (None) when no value clears the threshold; rough when the values found hold less than
-    ``ROUGH_COVERAGE`` of ``cells`` (the vote's noisy count of the column's text cells, when it
-    was voted). ``distinct``, a noisy count of its values, tells the console how many rows a
-    value has on average, beside how many it would need.
+    ``ROUGH_COVERAGE`` of the vote's noisy count of the column's text cells (when it was voted).
+    The list is complete (no OTHER code, so no synthetic cell is written as the other label)
+    when what the values found leave of the vote's noisy count of present cells is, with
+    ``LEAD_MARGIN`` deviations of that difference's noise to spare, below ``COMPLETE_SHARE`` of
+    the cells (so at most about 1 % of cells, rare values, go to the fallback code instead of
+    OTHER): post-processing of counts already released. ``distinct``, a noisy count of its values, tells the console how many rows a value
+    has on average, beside how many it would need.
     """
+    cells = vote.cells if vote is not None else None
     what = "categories" if earlier is None else "categories, second pass"
     found = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, what)
     if earlier is not None:
@@ -228,14 +237,21 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
             f"no value reached the threshold of {tau} noisy rows: at this budget a value needs about {tau} rows "
             f"to be found{spread}. List its categories in a profile, or spend more (--epsilon, or "
             "discovery_share and discovery_reserve in the profile).")), found
-    column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, source=DomainSource.DP_ESTIMATED)
     held = float(np.maximum(values.to_numpy(), 0).sum())
+    complete = False
+    if vote is not None and vote.present is not None and len(categories) == len(values):
+        left_over = vote.present - float(values.sum())
+        noise = math.hypot(vote.present_std, found.std * math.sqrt(len(values)))
+        complete = left_over + LEAD_MARGIN * noise < COMPLETE_SHARE * vote.present
+    column = Column(name=name, kind=Kind.CATEGORICAL, categories=categories, complete=complete,
+                    source=DomainSource.DP_ESTIMATED)
     if cells is not None and cells > 0 and held < ROUGH_COVERAGE * cells:
         return column, Finding(name, Kind.CATEGORICAL, "rough", (
             f"{len(categories)} values found, holding about {min(held / cells, 1):.0%} of its cells (noisy); the "
             f"rest are written as {DEFAULT_OTHER_LABEL}: rarer values need about {tau} rows each at this budget"
             f"{spread}")), found
-    return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found"), found
+    listed = "; they hold every cell (noisy), so the list is taken as complete" if complete else ""
+    return column, Finding(name, Kind.CATEGORICAL, "located", f"{len(categories)} values found{listed}"), found
 
 
 @dataclass(frozen=True)
@@ -314,6 +330,7 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     missing = bool(released.values[0] >= VOTE_MARGIN * released.std)
     noisy = released.values[1:].astype(float)
     std = released.std
+    present = {"present": float(noisy.sum()), "present_std": std * math.sqrt(len(noisy))}
     index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
     votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
              Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
@@ -325,10 +342,10 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
-        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing)
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, **present)
     if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
-        return Vote(Kind.FLOAT, total[first], missing)
-    return Vote(first, total[first], missing)
+        return Vote(Kind.FLOAT, total[first], missing, **present)
+    return Vote(first, total[first], missing, **present)
 
 
 def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
@@ -433,7 +450,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                 distinct = detection.distinct
         if kind == Kind.CATEGORICAL:
             column, finding, found = discover_categories(name, df[name], counts, left, deltas[name] / passes,
-                                                         missing_markers, vote.cells, distinct)
+                                                         missing_markers, vote, distinct)
             if finding.verdict != "located":
                 first_pass[name] = found, distinct
         else:
@@ -454,7 +471,7 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
         for name in progress.track(list(first_pass), "looking again for text values under DP", len(first_pass)):
             earlier, distinct = first_pass[name]
             column, findings[name], _ = discover_categories(name, df[name], counts, shares[name], deltas[name] / passes,
-                                                            missing_markers, votes[name].cells, distinct, earlier)
+                                                            missing_markers, votes[name], distinct, earlier)
             if column is not None:
                 columns[name] = replace(column, missing=votes[name].missing)
     ordered = {name: columns[name] for name in kinds if name in columns}

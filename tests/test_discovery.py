@@ -299,3 +299,18 @@ def test_a_distinct_count_too_noisy_to_tell_is_not_quoted():
         found = discover_columns(df, {"v": None}, _counts(), 0.00002, 5e-7, SILENT)
         (finding,) = found.findings
         assert finding.verdict == "lost" and ("it holds about" in finding.detail) == quoted
+
+
+def test_a_category_list_is_complete_only_when_the_values_found_hold_every_cell():
+    # Post-processing of the vote's noisy count of present cells and the values' noisy counts: no
+    # OTHER code when nothing is left over beyond the noise, one when rare values hold 10 % of cells.
+    rng = np.random.default_rng(4)
+    closed = rng.choice(["Lyon", "Oslo", "Quito"], 3000)
+    open_ = np.where(rng.random(3000) < 0.1, [f"rare{i}" for i in range(3000)], closed)
+    counts = _counts()
+    found = discover_columns(pd.DataFrame({"closed": closed, "open": open_}), {"closed": None, "open": None},
+                             counts, 0.2, 5e-7, SILENT).columns
+    assert found["closed"].complete and found["closed"].other_code == -1
+    assert not found["open"].complete and found["open"].categories == ("Lyon", "Oslo", "Quito")
+    assert [e.query.split(":")[0] for e in counts.accountant.ledger] == [  # the decision costs nothing more
+        "kind(closed)", "kind(open)", "distinct(closed)", "categories(closed)", "distinct(open)", "categories(open)"]

@@ -195,6 +195,7 @@ def varied_table(rows: int = 6000) -> pd.DataFrame:
         "joined": days.strftime("%Y-%m-%d"),
         "city": rng.choice(["Lyon", "Oslo", "Quito"], rows),
         "visits": np.where(rng.random(rows) < 0.2, np.nan, rng.integers(0, 9, rows)),
+        "code": rng.choice(["007", "012", "330"], rows),  # leading zeros: text, kept as written
     })
 
 
@@ -211,7 +212,7 @@ def _shape_of(series: pd.Series) -> str:
 
 def test_a_zero_config_release_reads_back_with_the_inputs_dtypes_and_shapes(capsys, tmp_path):
     data = tmp_path / "varied.csv"
-    varied_table().to_csv(data, index=False)
+    varied_table(40_000).to_csv(data, index=False)  # enough rows for the 3-value list to be found complete
     code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "3", "--seed", "1", "--engine", "mst",
                            "-o", str(tmp_path / "o"))
     assert code == 0, err
@@ -220,6 +221,7 @@ def test_a_zero_config_release_reads_back_with_the_inputs_dtypes_and_shapes(caps
     assert {c: _shape_of(synthetic[c]) for c in original} == {c: _shape_of(original[c]) for c in original}
     assert set(synthetic["member"]) == {"yes", "no"}
     assert synthetic["visits"].isna().any()  # a column with missing cells keeps them
+    assert set(pd.read_csv(tmp_path / "o" / "synthetic.csv", dtype=str)["code"]) == {"007", "012", "330"}
     text = (tmp_path / "o" / "synthetic.csv").read_text()
     assert not re.search(r"\bTrue\b|\bFalse\b|\d{2}:\d{2}:\d{2}", text)
 
