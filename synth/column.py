@@ -168,9 +168,10 @@ class Column:
             object.__setattr__(self, "bins", int(bins))
         lower, upper = self.lower, self.upper
         assert lower is not None and upper is not None
-        if not lower < upper:
+        if lower > upper or (lower == upper and (self.cuts is not None or self.bins != 1)):
             raise SchemaError(
-                f"{where}: lower must be smaller than upper. Swap or correct the bounds."
+                f"{where}: lower must be smaller than upper (or equal to it with bins = 1, for a column "
+                "that holds one value). Swap or correct the bounds."
             )
         if not math.isfinite(upper - lower):
             raise SchemaError(f"{where}: the bounds are too far apart to be binned; narrow them.")
@@ -198,7 +199,8 @@ class Column:
                 raise SchemaError(
                     f"{where}: bins narrower than one second; use fewer bins or wider bounds."
                 )
-        elif np.any(np.diff(self.edges)[:-1] <= 0) or np.diff(self.edges)[-1] < (0 if self._upper_alone else 1e-300):
+        elif np.any(np.diff(self.edges)[:-1] <= 0) or np.diff(self.edges)[-1] < (0 if self._upper_alone or lower == upper
+                                                                                 else 1e-300):
             raise SchemaError(
                 f"{where}: the bounds are too close together (in floating point) for "
                 f"{self.bins} bins; use fewer bins or wider bounds."

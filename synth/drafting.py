@@ -79,8 +79,8 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
         lower, upper = (0.0, 86400.0) if kind == Kind.DATETIME else (0.0, 1.0)
     else:
         lower, upper = float(values.min()), float(values.max())
-    if upper <= lower:
-        upper = lower + (86400.0 if kind == Kind.DATETIME else max(1.0, abs(lower)))
+    if upper <= lower:  # every value the same: a column of one value
+        return Column(name, kind, lower=lower, upper=lower, bins=1, missing=has_missing, source=derived, shape=shape)
     if kind == Kind.INTEGER:
         bins = int(min(upper - lower + 1, DRAFT_BINS))
     elif kind == Kind.DATETIME:

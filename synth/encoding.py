@@ -217,8 +217,9 @@ def draw_numbers(column: Column, low: np.ndarray, high: np.ndarray, ceiling: np.
         stamps[missing] = np.datetime64("NaT")
         return shaped(pd.Series(stamps), column.kind, column.shape)
     values = np.clip(low + rng.random(len(low)) * (high - low), low, ceiling)
-    widths = np.diff(column.edges)  # a last bin that holds just upper has width 0
-    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, float(widths[widths > 0].min())))
+    widths = np.diff(column.edges)  # a last bin that holds just upper (or a column of one value) has width 0
+    narrowest = float(widths[widths > 0].min()) if np.any(widths > 0) else 0.0
+    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, narrowest))
     values[missing] = np.nan
     return pd.Series(values, dtype=float)
 

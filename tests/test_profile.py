@@ -150,7 +150,7 @@ def test_profile_without_columns(tmp_path: Path) -> None:
         ("[release]\nepsilon = 1\ndiscovery_share = 0.2\ndiscovery_reserve = 0.8\n", r"discovery_reserve .* 1 - discovery_share = 0.8"),
         ("[release]\nepsilon = 1\ndiscovery_reserve = -0.1\n", "discovery_reserve"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"string\"\n", r"\[columns.a\].*one of 'categorical'"),
-        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 5\nupper = 5\nbins = 1\n",
+        ("[release]\nepsilon = 1\n[columns.a]\nkind = \"integer\"\nlower = 5\nupper = 5\nbins = 2\n",
          r"\[columns.a\].*lower must be smaller"),
         ("[release]\nepsilon = 1\n[columns.a]\nkind = \"float\"\nlower = 0\nupper = 1\nbins = 2\n"
          "categories = [\"x\"]\n", "cannot have categories"),

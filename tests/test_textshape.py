@@ -253,3 +253,23 @@ def test_a_float_cut_may_end_at_upper_like_an_integer_one():
     assert codes[:, 0].tolist() == [0, 1, 3, 2] and report.clean
     decoded = schema.decode(codes, np.random.default_rng(0))["gain"]
     assert decoded.iloc[2] == 99_999.5 and np.array_equal(schema.encode(decoded.to_frame())[0], codes)
+
+
+@pytest.mark.parametrize("kind, lower, upper", [(Kind.INTEGER, 5, 5), (Kind.FLOAT, 2.5, 2.5),
+                                                (Kind.DATETIME, datetime_to_seconds("2020-01-01"),
+                                                 datetime_to_seconds("2020-01-01"))])
+def test_a_profile_can_declare_a_column_of_one_value(kind, lower, upper):
+    # lower = upper with bins = 1: the column holds one value; it decodes to it and encodes back
+    schema = Schema((Column("c", kind, lower=lower, upper=upper, bins=1),))
+    codes = np.array([[0], [1], [0]])
+    decoded = schema.decode(codes, np.random.default_rng(0))
+    assert decoded["c"].dropna().nunique() == 1 and np.array_equal(schema.encode(decoded)[0], codes)
+    with pytest.raises(SchemaError, match="or equal to it with bins = 1"):
+        Column("c", kind, lower=lower, upper=upper, bins=2)
+
+
+def test_a_drafted_profile_keeps_a_constant_column_at_its_one_value():
+    from synth.drafting import draft_profile
+
+    column = draft_profile(pd.DataFrame({"n": [7] * 50, "x": range(50)})).schema.column("n")
+    assert (column.lower, column.upper, column.bins) == (7, 7, 1)
