@@ -9,7 +9,11 @@ benchmarks/reference_requirements.txt):
 Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, mbi-mst, mbi-aim, mbi-aim-2way.
 Every run is a fresh process (its peak memory is its own). Error: mean over all 364 3-way
 marginals of the total-variation distance (half the L1 distance) between the normalised
-marginals of the original table and of a synthetic table with as many rows (pgm_common).
+marginals of the original table and of a synthetic table with as many rows (pgm_common). A synth
+run also scores the fitted model's exact marginals (the error a perfect sampler would reach) and
+a second table sampled i.i.d. from the same model, so that a sampler regression shows as a gap
+between the model column and the sampled ones (the time and memory are those of the default,
+rounded, sampler).
 Runs get OPENBLAS_NUM_THREADS=1. Runs already recorded are skipped (resumable; --redo repeats them).
 Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
 error over seeds) of everything in that file is appended to benchmarks/RESULTS.md.
@@ -34,7 +38,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pgm_common import kway_tvds, load_adult_coded  # noqa: E402
+from pgm_common import kway_tvds, load_adult_coded, mean_kway_tvd_model  # noqa: E402
 
 OUT = HERE / "out"
 RUNS = OUT / "pgm_runs.jsonl"
@@ -73,12 +77,17 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     result = make_engine(engine_name, options).describe(curator, SILENT)
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
     model = fit_measurements(model_domain, result.measurements, result.compression)
-    synthetic = model.sample(len(codes), np.random.default_rng(seed))
+    synthetic = model.sample(len(codes), np.random.default_rng(seed))  # the default sampler (rounded)
     seconds = time.perf_counter() - start
     spent = accountant.spent()
+    columns = list(sizes.values())
+    iid = model.sample(len(codes), np.random.default_rng(seed), "iid")
     return {
         "tool": "synth", "case": case, "mechanism": engine_name, "epsilon": epsilon, "seed": seed,
-        "tvd_3way": float(kway_tvds(codes, synthetic, list(sizes.values()), 3).mean()),
+        "tvd_3way": float(kway_tvds(codes, synthetic, columns, 3).mean()),
+        "tvd_3way_iid": float(kway_tvds(codes, iid, columns, 3).mean()),
+        "tvd_3way_model": mean_kway_tvd_model(codes, columns, 3,
+                                              lambda cols: model.marginal([domain.names[c] for c in cols])),
         "seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "spent_epsilon": spent["epsilon"], "measurements": len(result.measurements),
     }
@@ -178,25 +187,40 @@ def plot_error_curves(runs: Path, figure_path: Path, title: str) -> None:
     print(f"error curves: {figure_path}")
 
 
+def _mean_se(values: Sequence[float]) -> str:
+    """``mean ± standard error`` (nan for one value), or — when there is none."""
+    if not values:
+        return "—"
+    array = np.asarray(values, dtype=float)
+    se = array.std(ddof=1) / np.sqrt(array.size) if array.size > 1 else float("nan")
+    return f"{array.mean():.4f} ± {se:.4f}"
+
+
 def summary_table(records: list[dict]) -> list[str]:
+    """Mean ± s.e. per case and ε; when runs also scored their model and an i.i.d. sample
+    (``tvd_3way_model``, ``tvd_3way_iid``), those two columns beside the sampled error."""
     groups: dict[tuple[str, float], list[dict]] = defaultdict(list)
     for r in records:
         groups[(r["case"], float(r["epsilon"]))].append(r)
-    lines = ["| case | ε | runs | mean 3-way TVD ± s.e. | time (s) | peak memory (MiB) |",
-             "| --- | ---: | ---: | --- | ---: | ---: |"]
+    scored = [key for key in ("tvd_3way_model", "tvd_3way_iid") if any(key in r for r in records)]
+    titles = {"tvd_3way_model": "model's exact marginals", "tvd_3way_iid": "i.i.d. sample"}
+    lines = ["| case | ε | runs | mean 3-way TVD ± s.e. | " + "".join(f"{titles[k]} | " for k in scored)
+             + "time (s) | peak memory (MiB) |",
+             "| --- | ---: | ---: | --- | " + "--- | " * len(scored) + "---: | ---: |"]
     for (case, epsilon), runs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
         unfinished = [r for r in runs if r.get("timed_out")]
         runs = [r for r in runs if not r.get("timed_out")]
         if unfinished:
             lines.append(f"| {case} | {epsilon:g} | {len(unfinished)} | did not finish in "
-                         f"{min(r['seconds'] for r in unfinished):,.0f} s (stopped) | — | — |")
+                         f"{min(r['seconds'] for r in unfinished):,.0f} s (stopped) | " + "— | " * len(scored)
+                         + "— | — |")
         if not runs:
             continue
-        tvd = np.array([r["tvd_3way"] for r in runs])
-        se = tvd.std(ddof=1) / np.sqrt(tvd.size) if tvd.size > 1 else float("nan")
         seconds = np.mean([r["seconds"] for r in runs])
         peak = max(r["peak_mib"] for r in runs)
-        lines.append(f"| {case} | {epsilon:g} | {tvd.size} | {tvd.mean():.4f} ± {se:.4f} | {seconds:.1f} | {peak:.0f} |")
+        extra = "".join(f"{_mean_se([r[k] for r in runs if k in r])} | " for k in scored)
+        lines.append(f"| {case} | {epsilon:g} | {len(runs)} | {_mean_se([r['tvd_3way'] for r in runs])} | {extra}"
+                     f"{seconds:.1f} | {peak:.0f} |")
     return lines
 
 
@@ -237,6 +261,14 @@ def append_summary(runs: Path, title: str, method: str) -> None:
     print("\n".join(text))
 
 
+def show_run(record: dict) -> str:
+    """One run's errors for the progress line: sampled, and for synth its model and i.i.d. sample."""
+    if "tvd_3way_model" not in record:
+        return f"tvd={record['tvd_3way']:.4f}"
+    return (f"tvd={record['tvd_3way']:.4f} (model {record['tvd_3way_model']:.4f}, "
+            f"i.i.d. {record['tvd_3way_iid']:.4f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
@@ -252,7 +284,7 @@ def main() -> None:
                         help="heading of the summary appended to RESULTS.md")
     args = parser.parse_args()
     run_grid(args.runs_file, args.epsilons, args.seeds, args.cases, args.redo, run_case,
-             lambda record: f"tvd={record['tvd_3way']:.4f}")
+             show_run)
     if not args.no_summary:
         append_summary(args.runs_file, args.title, f"{ERROR_METRIC} δ = {DELTA:g}; time is mechanism + fit + "
                        "sampling; mbi runs in its own venv (benchmarks/reference_requirements.txt) through "

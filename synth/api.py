@@ -30,6 +30,7 @@ from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.manifest import build_manifest, save_manifest
 from synth.model.interface import Model
+from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
 from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
@@ -166,12 +167,13 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
 def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
         epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
         rows: int | None = None, seed: int | None = None, kinds: KindsLike = None,
-        accept_rough_domains: bool | None = None, force: bool = False,
+        accept_rough_domains: bool | None = None, force: bool = False, sampling: str = DEFAULT_SAMPLING,
         progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json,
     its fitted model description.model.npz (which a later ``synth generate`` reuses) and
     manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
-    ``describe``."""
+    ``describe``, ``sampling`` as in ``FittedModel.sample``."""
+    check_sampling(sampling)  # a bad scheme is refused before any budget is spent
     out = Path(out_dir)
     # a bad budget or profile is refused before the output folder is made
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
@@ -187,7 +189,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     try:
         fitted = fit(description, progress=progress)
         progress.message("sampling synthetic rows")
-        synthetic = fitted.sample(seed=seed)
+        synthetic = fitted.sample(seed=seed, sampling=sampling)
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
             outputs = [write_table(synthetic, stage / name, missing_text=description.schema.missing_text)

@@ -70,6 +70,13 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
                    help="release even when a column's domain cannot be found under DP (such columns are left out)")
 
 
+def _add_sampling(p: argparse.ArgumentParser) -> None:
+    # no argparse choices: a bad name is a SamplingError, printed as one paragraph like any other
+    p.add_argument("--sampling", default="rounded", metavar="SCHEME",
+                   help="rounded (default: the model's marginals within rounding, each column's counts per parent "
+                        "configuration rounded at random) or iid (independent draws, with multinomial noise)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Differentially private synthetic data.")
     parser.add_argument("--version", action="version", version=f"synth {__version__}")
@@ -107,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "column, ends included (age=30..40, age=30.., joined=..2020-06-30); repeatable, one per column")
     p.add_argument("--iterations", type=positive_int, default=FIT_ITERATIONS,
                    help=f"graphical-model fitting iterations (mst, aim; default {FIT_ITERATIONS})")
+    _add_sampling(p)
     _add_common(p)
 
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
@@ -115,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)
+    _add_sampling(p)
     _add_common(p)
 
     p = sub.add_parser("inspect", help="print what a Description holds: ledger and noisy distributions")
@@ -235,15 +244,17 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
     from synth.conditions import read_conditions
     from synth.description import load_description
+    from synth.model.sampling import check_sampling
     from synth.tableio import check_table_output, write_table
 
     check_table_output(args.out, args.force)  # before any work
+    check_sampling(args.sampling)
     conditions = _conditions(args.condition)
     description = load_description(args.description)
     read_conditions(description.schema, conditions)  # a wrong column or value is refused before a fit
     fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
                             report_to=None if args.quiet else sys.stderr)
-    synthetic = fitted.sample(args.rows, conditions, args.seed)
+    synthetic = fitted.sample(args.rows, conditions, args.seed, args.sampling)
     write_table(synthetic, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
@@ -254,7 +265,7 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
     result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
                      engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
-                     accept_rough_domains=args.accept_rough_domains, progress=progress,
+                     accept_rough_domains=args.accept_rough_domains, sampling=args.sampling, progress=progress,
                      report_to=None if args.quiet else sys.stderr)
     _warn_if_seeded(result.description)
     if not args.quiet:

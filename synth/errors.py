@@ -61,3 +61,7 @@ class ConditionError(SynthError):
 
 class ModelFileError(SynthError):
     """A saved model file is unreadable, damaged, of another format, or not the model of its Description."""
+
+
+class SamplingError(SynthError):
+    """An unknown sampling scheme was asked for (the choices are named in the message)."""

@@ -1,8 +1,10 @@
 """The generator: fit a model to a Description's measurements and sample synthetic rows.
 
 Post-processing only: it reads the Description, never the private data, so what it produces is
-as private as the Description. Rows are sampled i.i.d. from the fitted model (never by
-deterministic rounding, which invents correlations) and decoded to values of each column's type.
+as private as the Description. Rows are sampled from the fitted model, by default with rounded
+counts per parent configuration (the model's marginals within rounding), or i.i.d. on request
+(``sampling``, see ``synth.model.sampling``; never by deterministic, unshuffled rounding, which
+invents correlations), and decoded to values of each column's type.
 A PrivBayes Description (its engine output has a "network") is sampled from its Bayesian network
 unless its ``fit`` option asks for the graphical-model fit; an MWEM Description with an explicit
 histogram is replayed into that histogram; a SmallDB Description resamples its small database; a
@@ -43,6 +45,7 @@ from synth.model.graphical import GraphicalModel
 from synth.model.histogram import HistogramModel, database_model, replay_multiplicative_weights
 from synth.model.independent import ProductModel, fit_product_model
 from synth.model.interface import Model
+from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model, write_model
 from synth.progress import SILENT, Progress
 
@@ -154,15 +157,19 @@ class FittedModel:
         return int(n)
 
     def sample(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
-               seed: int | None = None) -> pd.DataFrame:
+               seed: int | None = None, sampling: str = DEFAULT_SAMPLING) -> pd.DataFrame:
         """``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total), as a DataFrame.
 
         ``conditions`` maps columns to what their cells must hold (a value, a list of values, a
         range ``(low, high)`` or ``"low..high"``; see ``synth.conditions``): the rows are then drawn
         from the model's conditional distribution, exactly. ``seed`` makes sampling reproducible;
-        without it the generator draws from OS entropy. ConditionError for an unknown column or
-        value, or conditions the model gives no probability.
+        without it the generator draws from OS entropy. ``sampling`` is ``"rounded"`` (the default:
+        each column's counts per parent configuration are its expected counts rounded, randomly, so
+        the table follows the model's marginals within rounding) or ``"iid"`` (independent draws,
+        with multinomial noise). ConditionError for an unknown column or value, or conditions the
+        model gives no probability; SamplingError for another ``sampling``.
         """
+        scheme = check_sampling(sampling)
         schema = self.description.schema
         n = self._rows(rows)
         read = read_conditions(schema, conditions or {})
@@ -173,7 +180,7 @@ class FittedModel:
             except ConditionError as error:
                 raise ConditionError(f"{condition_text(read)}: {error}") from None
         rng = np.random.default_rng(seed)
-        codes = model.sample(n, rng)
+        codes = model.sample(n, rng, scheme)
         table = schema.decode(codes, rng)
         for name, values in values_in_ranges(schema, read, codes, rng).items():
             table[name] = values.set_axis(table.index)
@@ -215,9 +222,12 @@ def load_model(path: str | os.PathLike[str]) -> FittedModel:
 
 
 def generate(description: Description, rows: int | None = None, seed: int | None = None,
-             iterations: int = FIT_ITERATIONS, conditions: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fit the Description's model and sample ``rows`` synthetic rows (``FittedModel.sample``).
+             iterations: int = FIT_ITERATIONS, conditions: Mapping[str, Any] | None = None,
+             sampling: str = DEFAULT_SAMPLING) -> pd.DataFrame:
+    """Fit the Description's model and sample ``rows`` synthetic rows (``FittedModel.sample``,
+    with its ``conditions``, ``seed`` and ``sampling``).
 
     ``iterations`` bounds the graphical-model fit (engines that measure joint marginals).
     """
-    return fit(description, iterations).sample(rows, conditions, seed)
+    check_sampling(sampling)  # before the fit
+    return fit(description, iterations).sample(rows, conditions, seed, sampling)

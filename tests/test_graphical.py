@@ -265,8 +265,13 @@ def test_sampling_is_reproducible_and_handles_edge_cases():
 
 
 def test_sampling_never_rounds_a_deterministic_share():
-    # one attribute with probabilities 0.5/0.5: two samples of 2 rows differ sometimes (i.i.d.)
+    # one attribute with probabilities 0.5/0.5: i.i.d., two rows are sometimes equal; rounded, two
+    # rows always differ, and the third row's value is drawn, not fixed
     domain = Domain(("a",), (2,))
     model = GraphicalModel(domain, build_junction_tree(domain, [("a",)]), {}, 2.0)
-    draws = {tuple(model.sample(2, np.random.default_rng(seed))[:, 0]) for seed in range(20)}
+    draws = {tuple(model.sample(2, np.random.default_rng(seed), "iid")[:, 0]) for seed in range(20)}
     assert len(draws) > 2
+    rounded = {tuple(model.sample(2, np.random.default_rng(seed))[:, 0]) for seed in range(20)}
+    assert rounded == {(0, 1), (1, 0)}
+    thirds = {int(model.sample(3, np.random.default_rng(seed))[:, 0].sum()) for seed in range(20)}
+    assert thirds == {1, 2}

@@ -2,7 +2,7 @@
 
 Each column has a conditional distribution given its parents: a table with one row per parent
 configuration, where a parent may be seen on coarse groups of its codes. Columns are drawn in
-topological order, all rows at once and independently of each other. The network is built from
+topological order, all rows at once, by rounded counts or i.i.d. per parent configuration. The network is built from
 the noisy (column, parents) marginals of a Description, as post-processing only: each row of a
 table (one parent configuration) is the least-squares non-negative fit of its noisy counts with
 their noisy sum (``project_to_simplex``: every count lowered by one common amount and clamped at
@@ -28,9 +28,10 @@ from synth.measurement import Measurement
 from synth.model.domain import Domain
 from synth.model.estimation import estimate_total, project_to_simplex
 from synth.model.factor import Factor
-from synth.model.graphical import ConditionedTree, GraphicalModel, draw_given, eliminate
+from synth.model.graphical import ConditionedTree, GraphicalModel, eliminate
 from synth.model.interface import Evidence
 from synth.model.junction_tree import build_junction_tree, model_size_mb
+from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw_given
 
 MAX_CONDITIONING_MB = 256.0  # the largest junction tree (float64 tables) built to condition a network
 
@@ -58,8 +59,9 @@ class BayesianNetwork:
     conditionals: tuple[Conditional, ...]
     total: float
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` i.i.d. rows of codes, shape (n, columns), columns in domain order."""
+    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+        """``n`` rows of codes, shape (n, columns), columns in domain order: each column drawn given
+        its parents' configuration under ``sampling`` (``synth.model.sampling``)."""
         if n < 0:
             raise ValueError(f"cannot sample a negative number of rows ({n})")
         codes = np.zeros((n, len(self.domain)), dtype=np.int64)
@@ -70,7 +72,8 @@ class BayesianNetwork:
                        for p, g in zip(c.parents, c.groups)]
             configs = (np.ravel_multi_index(columns, c.table.shape[:-1]) if columns
                        else np.zeros(n, dtype=np.int64))
-            codes[:, self.domain.index(c.attribute)] = draw_given(configs, c.table.reshape(-1, c.table.shape[-1]), rng)
+            codes[:, self.domain.index(c.attribute)] = draw_given(configs, c.table.reshape(-1, c.table.shape[-1]), rng,
+                                                                    sampling)
         return codes
 
     @cached_property

@@ -3,9 +3,9 @@
 MST (McKenna, Miklau, Sheldon 2021) measures every 1-way marginal first and keeps a code only when
 its noisy count is at least three noise deviations; the other codes of the column become one
 merged code. Later measurements and the model live on the compressed domain; sampled merged
-codes are expanded uniformly over the original codes they stand for (``ExpandedModel`` shows a
-model fitted on compressed codes on the original ones). Everything here is post-processing of
-released measurements.
+codes are expanded evenly over the original codes they stand for, by the model's sampling scheme
+(``ExpandedModel`` shows a model fitted on compressed codes on the original ones). Everything
+here is post-processing of released measurements.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from synth.measurement import Measurement
 from synth.model.interface import Evidence, Model
+from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
 
 SUPPORT_THRESHOLD = 3.0  # noise deviations a noisy count must reach for its code to be kept
 
@@ -63,9 +64,11 @@ def _shares(mapping: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
 
 
 def expand_codes(codes: np.ndarray, names: Sequence[str], maps: Mapping[str, np.ndarray],
-                 rng: np.random.Generator, weights: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+                 rng: np.random.Generator, weights: Mapping[str, np.ndarray] | None = None,
+                 sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
     """Compressed codes back to original codes; a merged code becomes one of its codes, uniformly
-    or, for a column in ``weights``, with probability proportional to its weight."""
+    or, for a column in ``weights``, with probability proportional to its weight, drawn under
+    ``sampling`` (``synth.model.sampling``) among the rows holding it."""
     out = codes.copy()
     for j, name in enumerate(names):
         mapping = maps.get(name)
@@ -76,10 +79,8 @@ def expand_codes(codes: np.ndarray, names: Sequence[str], maps: Mapping[str, np.
         column = codes[:, j]
         rows = column == mapping.max()
         out[~rows, j] = kept[column[~rows]]
-        if weights is None or name not in weights:
-            out[rows, j] = merged[rng.integers(0, merged.size, int(rows.sum()))]
-        elif rows.any():
-            out[rows, j] = rng.choice(merged, size=int(rows.sum()), p=_shares(mapping, weights[name])[merged])
+        shares = _shares(mapping, None if weights is None else weights.get(name))[merged]
+        out[rows, j] = merged[draw(int(rows.sum()), shares, rng, sampling)]
     return out
 
 
@@ -118,8 +119,9 @@ class ExpandedModel:
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self.weights)
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return expand_codes(self.model.sample(n, rng), self.names, self.compression, rng, self.weights)
+    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+        return expand_codes(self.model.sample(n, rng, sampling), self.names, self.compression, rng, self.weights,
+                            sampling)
 
     def given(self, evidence: Evidence) -> ExpandedModel:
         """The model conditioned on evidence over original codes: a merged code's weight is its codes'

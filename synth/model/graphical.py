@@ -1,4 +1,4 @@
-"""A graphical model on a junction tree: exact marginals by belief propagation, i.i.d. sampling.
+"""A graphical model on a junction tree: exact marginals by belief propagation, sampling.
 
 The model is ``P(x) ∝ exp(Σ_C θ_C(x_C))`` over the maximal cliques C of a junction tree, scaled
 to ``total`` rows. Sum-product belief propagation (one pass up the tree in log space, one pass
@@ -6,13 +6,14 @@ down in probability space, a single ``exp`` per clique cell) gives every clique'
 marginal inside a clique is a sum of that clique's table, and any other marginal is obtained by
 variable elimination over the smallest subtree that covers its attributes, using the calibrated
 clique marginals (a connected subtree of a junction tree factorises as
-``Π μ_C / Π μ_separator``). Sampling draws exact i.i.d. rows clique by clique along the tree.
+``Π μ_C / Π μ_separator``). Sampling walks the tree clique by clique, each column drawn given
+the clique's columns before it (by rounded counts or i.i.d., see ``synth.model.sampling``).
 Conditioning on evidence (weights on an attribute's codes) is exact too: the evidence enters the
 clique marginals, one upward and one downward pass make them consistent again, and the result
 (a ``ConditionedTree``) offers the same marginals and sampling.
 
 The model is post-processing: it is built from noisy measurements (by ``fitting``) and never
-sees private rows. It never builds the full joint table and never samples by rounding.
+sees private rows. It never builds the full joint table.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from synth.model.domain import Domain
 from synth.model.factor import Factor, align
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree
+from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw_given
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
 
@@ -141,29 +143,9 @@ def eliminate(domain: Domain, factors: Sequence[tuple[tuple[str, ...], np.ndarra
     return _contract(factors, attrs)
 
 
-def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """For each row, a column index of ``table`` drawn with probability proportional to the row
-    ``configs[i]`` of ``table`` (uniformly when that row sums to 0), independently.
-
-    Vectorised: the rows sharing a configuration get a multinomial count per value at once, and
-    the drawn values are dealt to those rows in a uniformly random order.
-    """
-    present, counts = np.unique(configs, return_counts=True)
-    rows = table[present]
-    mass = rows.sum(axis=1, keepdims=True)
-    uniform = np.full_like(rows, 1.0 / rows.shape[1])
-    probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
-    drawn = rng.multinomial(counts, probabilities)
-    values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), drawn.ravel())
-    order = np.lexsort((rng.random(configs.size), configs))
-    flat = np.empty(configs.size, dtype=np.int64)
-    flat[order] = values
-    return flat
-
-
 class CalibratedTree:
     """A distribution over ``domain`` that factorises along ``junction_tree``, given by its clique
-    marginals (counts summing to ``total``): exact marginals, i.i.d. sampling and conditioning.
+    marginals (counts summing to ``total``): exact marginals, sampling and conditioning.
     ``marginal`` and ``clique_marginals`` return read-only arrays (copy them to modify)."""
 
     def __init__(self, domain: Domain, junction_tree: JunctionTree, total: float) -> None:
@@ -269,13 +251,18 @@ class CalibratedTree:
             factors.append((kept, table))
         return eliminate(self.domain, factors, attrs)
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` i.i.d. rows of codes, shape (n, attributes), columns in domain order.
+    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+        """``n`` rows of codes, shape (n, attributes), columns in domain order, under ``sampling``
+        (``synth.model.sampling``: rounded counts by default, or i.i.d. draws).
 
-        The root clique's cells are drawn from its marginal; then, clique by clique down the
-        tree, the rows are grouped by their separator configuration, each group's new attributes
-        are drawn at once from the clique's conditional (a multinomial count per cell) and the
-        drawn values are dealt to the group's rows in a uniformly random order.
+        Clique by clique down the tree, each clique's new attributes are drawn one at a time: the
+        rows are grouped by their configuration of the clique's separator with its parent and of
+        the clique's attributes drawn so far, and each group gets its counts per value from the
+        clique's marginal conditioned on that configuration, dealt to its rows in random order.
+        With rounded counts, within each such group every value's count is within 1 of the group's
+        size times its conditional probability (the first attribute of the root: within 1 of
+        ``n`` times its probability), so a clique's cell is within (number of its new attributes)
+        of its separator configuration's sampled rows times its conditional probability.
         """
         if n < 0:
             raise ValueError(f"cannot sample a negative number of rows ({n})")
@@ -286,18 +273,15 @@ class CalibratedTree:
         steps = [(0, ())] + [(child, separator) for _, child, separator in self.junction_tree.edges]
         for clique_index, separator in steps:
             clique = self.cliques[clique_index]
-            new = clique[len(separator):]
-            table = tables[clique_index].reshape(self.domain.size(separator), self.domain.size(new))
-            if separator:
-                columns = [codes[:, self.domain.index(a)] for a in separator]
-                configs = np.ravel_multi_index(columns, self.domain.shape(separator))
-            else:
-                configs = np.zeros(n, dtype=np.int64)
-            flat = draw_given(configs, table, rng)
-            for a, column in zip(new, np.unravel_index(flat, self.domain.shape(new))):
-                codes[:, self.domain.index(a)] = column
+            for position in range(len(separator), len(clique)):
+                given, attr = clique[:position], clique[position]
+                conditional = tables[clique_index].reshape(self.domain.size(clique[:position + 1]), -1).sum(axis=1)
+                columns = [codes[:, self.domain.index(a)] for a in given]
+                configs = (np.ravel_multi_index(columns, self.domain.shape(given)) if given
+                           else np.zeros(n, dtype=np.int64))
+                codes[:, self.domain.index(attr)] = draw_given(
+                    configs, conditional.reshape(self.domain.size(given), -1), rng, sampling)
         return codes
-
 
 
 class GraphicalModel(CalibratedTree):

@@ -29,6 +29,7 @@ from synth.model.domain import Domain
 from synth.model.factor import align
 from synth.model.graphical import marginalise
 from synth.model.interface import Evidence, check_evidence, conditioned_total
+from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
 
 
 class HistogramModel:
@@ -56,9 +57,10 @@ class HistogramModel:
         conditioned_total(self.total, float(counts.sum()) / self.total)  # refuses an impossible condition
         return HistogramModel(self.domain, counts)
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` i.i.d. rows of codes drawn from the normalised histogram, shape (n, columns)."""
-        cells = rng.choice(self.counts.size, size=n, p=np.ravel(self.counts) / self.total)
+    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+        """``n`` rows of codes drawn from the normalised histogram under ``sampling``
+        (``synth.model.sampling``: rounded, every cell within 1 of its share of ``n``), shape (n, columns)."""
+        cells = draw(n, np.ravel(self.counts), rng, sampling)
         return np.column_stack(np.unravel_index(cells, self.domain.sizes)).astype(np.int64).reshape(n, -1)
 
 

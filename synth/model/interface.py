@@ -1,7 +1,8 @@
 """What every model of the generator offers, and the evidence that conditions one.
 
 A model is a distribution over the codes of a domain, scaled to ``total`` rows: ``marginal(attrs)``
-gives counts, ``sample(n, rng)`` i.i.d. rows of codes, and ``given(evidence)`` the same model
+gives counts, ``sample(n, rng, sampling)`` rows of codes (rounded counts or i.i.d. draws, see
+``synth.model.sampling``), and ``given(evidence)`` the same model
 conditioned on evidence. Evidence maps an attribute to one weight per code in [0, 1]: 1 for a
 code a condition keeps whole, 0 for one it excludes, a fraction for a numeric bin it keeps in
 part (the share of the bin's values that lie inside a range). The conditioned model is
@@ -25,6 +26,7 @@ import numpy as np
 
 from synth.errors import ConditionError
 from synth.model.domain import Domain
+from synth.model.sampling import Sampling
 
 Evidence = Mapping[str, np.ndarray]
 
@@ -38,7 +40,7 @@ class Model(Protocol):
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
+    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = ...) -> np.ndarray: ...
 
     def given(self, evidence: Evidence) -> Model: ...
 

@@ -1,0 +1,104 @@
+"""How a model turns probabilities into rows: the two sampling schemes and the draws they share.
+
+Every model samples the same way: rows are split into groups by the configuration of what a
+column is drawn given (its parents in a Bayesian network, the separator and the earlier new
+columns of a clique in a junction tree, nothing for the first column), each group gets a count
+per value of the column, and the values are dealt to the group's rows in a uniformly random
+order, each group shuffled on its own. The schemes differ in the counts:
+
+- ``"rounded"`` (the default): a group of m rows whose conditional distribution is p gets the
+  integer part of each expected count m·p_v, and the rest of its rows (as many as the fractional
+  parts add up to) go to values drawn without replacement with inclusion probabilities exactly
+  equal to the fractional parts (systematic sampling over the values in a random order: one
+  uniform start, points one apart). Every count is then the floor or the ceiling of its expected
+  count, so each group's counts are within 1 of m·p_v, and each count is unbiased.
+- ``"iid"``: the counts are multinomial (m, p), which is the same as drawing every row
+  independently from p.
+
+The random order in which values are dealt is what keeps columns drawn given the same parent
+(siblings) conditionally independent; dealing them in row order would correlate them. A value
+with probability 0 never gets a row in either scheme. This module sees only model probabilities,
+never private data.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+import numpy as np
+
+from synth.errors import SamplingError
+
+Sampling = Literal["rounded", "iid"]
+SAMPLING_SCHEMES: tuple[str, ...] = get_args(Sampling)
+DEFAULT_SAMPLING: Sampling = "rounded"
+
+
+def check_sampling(sampling: object) -> Sampling:
+    """``sampling`` if it names a scheme; SamplingError naming the choices otherwise."""
+    if sampling not in SAMPLING_SCHEMES:
+        raise SamplingError(
+            f"unknown sampling {sampling!r}: choose one of {', '.join(SAMPLING_SCHEMES)} "
+            "(rounded: the model's marginals within rounding, the default; iid: independent draws)."
+        )
+    return sampling  # type: ignore[return-value]
+
+
+def rounded_counts(sizes: np.ndarray, probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For groups of ``sizes[g]`` rows with distributions ``probabilities[g]`` (rows summing to 1),
+    integer counts whose rows sum to ``sizes``, each the floor or the ceiling of its expected count
+    ``sizes[g] · probabilities[g, v]``, the ceilings chosen with probability the fractional part."""
+    expected = sizes[:, None] * probabilities
+    whole = np.floor(expected)
+    fraction = expected - whole
+    remainder = sizes - whole.sum(axis=1)  # exact: whole numbers in float64
+    order = rng.random(fraction.shape).argsort(axis=1)  # a random order of the values, per group
+    cumulative = np.cumsum(np.take_along_axis(fraction, order, axis=1), axis=1)
+    # the fractional parts add up to the remainder but for rounding error: make the end exact
+    cumulative = np.minimum(cumulative, remainder[:, None])
+    cumulative[:, -1] = remainder
+    start = rng.random((sizes.size, 1))
+    # points start + k (k = 0, 1, ...) falling in each value's stretch of the cumulative sum
+    points = np.floor(np.concatenate([np.zeros_like(start), cumulative], axis=1) - start)
+    extra = np.empty_like(fraction)
+    np.put_along_axis(extra, order, np.diff(points, axis=1), axis=1)
+    return (whole + extra).astype(np.int64)
+
+
+def group_counts(sizes: np.ndarray, probabilities: np.ndarray, rng: np.random.Generator,
+                 sampling: Sampling) -> np.ndarray:
+    """Counts per value for groups of ``sizes`` rows with distributions ``probabilities`` under
+    ``sampling``: rounded (``rounded_counts``) or multinomial."""
+    if sampling == "iid":
+        return rng.multinomial(sizes, probabilities)
+    return rounded_counts(sizes.astype(float), probabilities, rng)
+
+
+def deal(configs: np.ndarray, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Hand out ``values`` (sorted by configuration, as many per configuration as it has rows) to
+    the rows with those ``configs``, in a uniformly random order within each configuration."""
+    order = np.lexsort((rng.random(configs.size), configs))
+    dealt = np.empty(configs.size, dtype=np.int64)
+    dealt[order] = values
+    return dealt
+
+
+def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator,
+               sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    """For each row, a column index of ``table`` drawn from the row ``configs[i]`` of ``table``
+    normalised (uniform when that row sums to 0), under ``sampling`` (see the module docstring):
+    the rows sharing a configuration get their counts per value at once, dealt in random order."""
+    present, sizes = np.unique(configs, return_counts=True)
+    rows = table[present]
+    mass = rows.sum(axis=1, keepdims=True)
+    uniform = np.full_like(rows, 1.0 / rows.shape[1], dtype=float)
+    probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
+    counts = group_counts(sizes, probabilities, rng, sampling)
+    values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), counts.ravel())
+    return deal(configs, values, rng)
+
+
+def draw(n: int, probabilities: np.ndarray, rng: np.random.Generator,
+         sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    """``n`` indices of ``probabilities`` (non-negative weights, not all 0) under ``sampling``."""
+    return draw_given(np.zeros(n, dtype=np.int64), np.reshape(probabilities, (1, -1)), rng, sampling)
