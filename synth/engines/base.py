@@ -19,6 +19,8 @@ from synth.measurement import Measurement
 from synth.progress import Progress
 from synth.schema import Schema
 
+COUNT_SHARE = 0.02  # of the budget, for an engine's noisy row count under add/remove
+
 
 @dataclass(frozen=True)
 class EngineResult:
@@ -125,3 +127,15 @@ class WithoutOptions(PublicChecks):
     @property
     def options(self) -> dict[str, Any]:
         return {}
+
+
+def count_rows(curator: Curator) -> tuple[float, list[Measurement]]:
+    """The number of rows the engines scale their answers to, and what measuring it released.
+
+    Under replace-one the count is public (nothing is spent or measured); under add/remove it is
+    a noisy count spending ``COUNT_SHARE`` of what is left (at least 1 row).
+    """
+    if curator.neighbouring.count_is_public:
+        return float(curator.public_count()), []
+    count = curator.noisy_count(curator.remaining() * COUNT_SHARE)
+    return max(float(count.values[0]), 1.0), [count]

@@ -60,8 +60,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, share, true_or_false, whole_number
-from synth.engines.workload import MARGINALS, WorkloadEngine, WorkloadTable, count_rows, downward_closure
+from synth.engines.base import EngineResult, count_rows, share, true_or_false, whole_number
+from synth.engines.workload import MARGINALS, WorkloadEngine, WorkloadTable, downward_closure
 from synth.errors import EngineError
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model

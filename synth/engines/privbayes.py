@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import DEPENDENCE_SCORES, Curator
-from synth.engines.base import EngineResult, PublicChecks, megabytes, reject_unknown_options, share, true_or_false, whole_number
+from synth.engines.base import COUNT_SHARE, EngineResult, PublicChecks, megabytes, reject_unknown_options, share, true_or_false, whole_number
 from synth.errors import EngineError
 from synth.measurement import Measurement
 from synth.model.junction_tree import model_size_mb
@@ -60,7 +60,6 @@ from synth.progress import Progress
 DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "structure_share": 0.3,
                             "max_rows": 10**9, "fit": False, "score": "r",
                             "max_model_size": 80.0}
-COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
 
 Pair = tuple[str, tuple[str, ...]]
 

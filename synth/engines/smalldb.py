@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, whole_number
-from synth.engines.workload import MARGINALS, WorkloadEngine, count_rows
+from synth.engines.base import EngineResult, count_rows, whole_number
+from synth.engines.workload import MARGINALS, WorkloadEngine
 from synth.errors import EngineError
 from synth.progress import Progress
 

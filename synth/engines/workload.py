@@ -26,17 +26,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.cells import datetime_to_seconds
-from synth.curator import Curator
 from synth.engines.base import PublicChecks, reject_unknown_options
 from synth.errors import EngineError
 from synth.kinds import NUMERIC_KINDS, Kind
-from synth.measurement import Measurement, group_table
+from synth.measurement import group_table
 from synth.model.domain import Domain
 from synth.column import Column
 from synth.schema import Schema
 
 MARGINALS = "marginals"
-COUNT_SHARE = 0.02  # of the budget, for the noisy row count under add/remove
 
 
 @dataclass(frozen=True)
@@ -218,15 +216,3 @@ class WorkloadEngine(PublicChecks):
 
     def workload(self, domain: Domain) -> list[WorkloadTable]:
         return resolve_workload(self._options["workload"], self._options["k"], domain, self._schema)
-
-
-def count_rows(curator: Curator) -> tuple[float, list[Measurement]]:
-    """The number of rows the engines scale their answers to, and what measuring it released.
-
-    Under replace-one the count is public (nothing is spent or measured); under add/remove it is
-    a noisy count spending ``COUNT_SHARE`` of what is left (at least 1 row).
-    """
-    if curator.neighbouring.count_is_public:
-        return float(curator.public_count()), []
-    count = curator.noisy_count(curator.remaining() * COUNT_SHARE)
-    return max(float(count.values[0]), 1.0), [count]
