@@ -71,18 +71,25 @@ def _note(report_to: TextIO | None, text: str) -> None:
         print(f"note: {text}", file=report_to)
 
 
-def _saved_model(path: Path, digest: str, iterations: int) -> tuple[Model | None, str]:
+def _saved_model(path: Path, digest: str, iterations: int | None) -> tuple[Model | None, str]:
     """The model saved at ``path`` if it was fitted to the Description of ``digest`` with
-    ``iterations``; otherwise None and why not."""
+    ``iterations`` (None: with any); otherwise None and why not."""
     try:
         model, metadata, _ = read_model(path)
     except ModelFileError as error:
         return None, str(error)
     if metadata.get("description_sha256") != digest:
         return None, "it was fitted to another Description (this one was edited or replaced since)"
-    if metadata.get("iterations") != iterations:
+    if iterations is not None and metadata.get("iterations") != iterations:
         return None, f"it was fitted with {metadata.get('iterations')} iterations, not {iterations}"
     return model, ""
+
+
+def saved_model(description: Description, description_path: str | os.PathLike[str]) -> Model | None:
+    """The model kept beside the Description at ``description_path`` when it was fitted to this very
+    Description (with any number of iterations), else None: nothing is fitted or written."""
+    path = model_path(description_path)
+    return _saved_model(path, description_digest(description), None)[0] if path.exists() else None
 
 
 def kept_model(description: Description, description_path: str | os.PathLike[str],

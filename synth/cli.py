@@ -276,11 +276,16 @@ def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
     from synth.description import load_description
     from synth.inspect import inspect_report, inspect_text
 
+    from synth import api
+
     description = load_description(args.description)
     if args.report is None:
         print(inspect_text(description))
         return
-    inspect_report(description, args.report, force=args.force, progress=progress)
+    model = api.saved_model(description, args.description)  # the model kept by run or generate, if it matches
+    if model is not None:
+        progress.message("using the fitted model saved beside the Description")
+    inspect_report(description, args.report, force=args.force, progress=progress, model=model)
     print(f"wrote the inspection report to {args.report}")
 
 

@@ -207,3 +207,17 @@ def test_reprs_are_short_and_say_what_matters(tmp_path, descriptions):
         assert len(text) < 320 and "\n" not in text and all(n in text for n in needles), text
     aim = repr(fit(descriptions["aim (graphical)"], iterations=50))
     assert "graphical model on" in aim and "fitted in" in aim and "MiB" in aim
+
+
+def test_inspect_reports_on_the_kept_model_without_fitting(capsys, tmp_path, monkeypatch, release):
+    import synth.inspect.report as report
+
+    fitted = []
+    original_fit = report.fit_model
+    monkeypatch.setattr(report, "fit_model", lambda *a, **k: fitted.append(1) or original_fit(*a, **k))
+    description = release / "description.json"
+    code, _, err = run_cli(capsys, "inspect", str(description), "--report", str(tmp_path / "r.html"))
+    assert code == 0 and "using the fitted model saved beside the Description" in err and not fitted, err
+    (release / "description.model.npz").unlink()  # without a kept model the report fits one, and writes none
+    code, _, err = run_cli(capsys, "inspect", str(description), "--report", str(tmp_path / "r2.html"))
+    assert code == 0 and fitted == [1] and not (release / "description.model.npz").exists(), err

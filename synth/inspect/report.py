@@ -137,11 +137,13 @@ def _dependence(description: Description, model: Model, structure: views.Structu
 
 
 def report_html(description: Description, iterations: int = REPORT_ITERATIONS,
-                progress: Progress = SILENT) -> str:
-    """The report as one HTML page (pictures embedded)."""
+                progress: Progress = SILENT, model: Model | None = None) -> str:
+    """The report as one HTML page (pictures embedded), on ``model`` (the Description's fitted
+    model, e.g. the one kept beside it) or on a model fitted now with ``iterations``."""
     figures = figures_module("synth.inspect.figures", "run `synth inspect` without --report for the text view")
-    progress.message(f"fitting the model to the Description ({iterations} iterations at most)")
-    model = fit_model(description, iterations)
+    if model is None:
+        progress.message(f"fitting the model to the Description ({iterations} iterations at most)")
+        model = fit_model(description, iterations)
     structure = views.structure(description)
     body = "\n".join([
         _header(description),
@@ -155,9 +157,10 @@ def report_html(description: Description, iterations: int = REPORT_ITERATIONS,
 
 
 def inspect_report(description: Description, path: str | os.PathLike[str], force: bool = False,
-                   iterations: int = REPORT_ITERATIONS, progress: Progress = SILENT) -> Path:
+                   iterations: int = REPORT_ITERATIONS, progress: Progress = SILENT,
+                   model: Model | None = None) -> Path:
     """Write the HTML report about ``description`` to ``path`` atomically (refused if it exists,
-    unless ``force``)."""
+    unless ``force``), on ``model`` when given (else fitted now)."""
     target = Path(path)
     check_writable(target, force)  # before the work, not only when writing
-    return atomic_write_text(target, report_html(description, iterations, progress), force=force, shared=True)
+    return atomic_write_text(target, report_html(description, iterations, progress, model), force=force, shared=True)
