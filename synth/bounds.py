@@ -48,7 +48,9 @@ DAY = 86_400  # seconds
 WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass check is looser
 KEEP_ALARM = 0.1  # its chance that noise alone keeps a bound at the coarse edge
 MIN_COVERAGE = 0.5  # a range holding less of the column's noisy cell count is lost
-HOLD_MARGIN = 2.0  # deviations below its noisy mass at which a fine range must still hold MIN_COVERAGE
+HOLD_MARGIN = 3.0  # deviations below its noisy mass at which a fine range must still hold MIN_COVERAGE (the
+# range was chosen for its noisy mass, so that mass runs high: at 2, 1 % of noise-dominated runs
+# kept a range holding under half of the values)
 WIDEN_STEPS = 8  # coarse buckets a detected range may grow by on each side (``widen_range``)
 WIDEN_REACH = 4  # coarse buckets next to the range whose mass the widening test sums
 
