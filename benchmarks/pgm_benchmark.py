@@ -6,7 +6,8 @@ benchmarks/reference_requirements.txt):
     python benchmarks/pgm_benchmark.py --epsilons 0.1 0.3 1 3 10 --seeds 5
     python benchmarks/pgm_benchmark.py --epsilons 1 --seeds 2 --cases synth-mst mbi-mst   # a subset
 
-Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, mbi-mst, mbi-aim, mbi-aim-2way.
+Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, synth-aim-compressed (3-way, on codes
+merged by noisy 1-way counts), mbi-mst, mbi-aim, mbi-aim-2way.
 Every run is a fresh process (its peak memory is its own). Error: mean over all 364 3-way
 marginals of the total-variation distance (half the L1 distance) between the normalised
 marginals of the original table and of a synthetic table with as many rows (pgm_common). A synth
@@ -51,6 +52,7 @@ CASES = {
     "synth-mst": ("synth", "mst", {}),
     "synth-aim": ("synth", "aim", {"workload": "3-way"}),
     "synth-aim-2way": ("synth", "aim", {"workload": "2-way"}),
+    "synth-aim-compressed": ("synth", "aim", {"workload": "3-way", "compress": True}),
     "mbi-mst": ("mbi", "mst", ["--mechanism", "mst"]),
     "mbi-aim": ("mbi", "aim", ["--mechanism", "aim", "--workload", "3way"]),
     "mbi-aim-2way": ("mbi", "aim", ["--mechanism", "aim", "--workload", "2way"]),
