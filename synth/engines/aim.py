@@ -25,7 +25,9 @@ With ``compress`` (the AIM authors' advice for domains with rare values), the 1-
 also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
 three noise deviations, ``synth.model.compression``): they are merged into one code, the workload
 is resolved and every later selection and measurement is made on the merged codes, and the
-Description records the maps. Generation spreads a merged code back over its codes.
+Description records the maps and, as ``expansion`` in the engine output, the merged codes' noisy
+1-way counts clipped at zero: generation spreads a merged code over its codes in proportion to
+them (post-processing of the charged 1-way measurements), not evenly.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from synth.engines.base import (EngineResult, PublicChecks, megabytes, reject_un
                                 true_or_false, whole_number)
 from synth.errors import EngineError
 from synth.measurement import Measurement
-from synth.model.compression import compress_one_way
+from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
@@ -164,8 +166,11 @@ class AIMEngine(PublicChecks):
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
         maps: dict[str, np.ndarray] = {}
+        expansion: dict[str, np.ndarray] = {}
         if self._options["compress"]:
-            maps, measurements = compress_one_way(measurements)
+            maps, compressed = compress_one_way(measurements)
+            expansion = expansion_weights(measurements, maps)
+            measurements = compressed
             curator = curator.compressed(maps)
             # the same columns, now with fewer codes: more marginals may fit max_cells
             workload, note = resolve_workload(self._options["workload"], curator.domain, self._options["max_cells"],
@@ -208,6 +213,9 @@ class AIMEngine(PublicChecks):
                              f"({curator.remaining() / rho_total:.0%} of the budget left)")
             if not last and moved <= penalty * domain.size(chosen):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
-        output = {"workload": [list(q) for q in workload], "selected": selected, "rounds": len(selected)}
+        output: dict[str, Any] = {"workload": [list(q) for q in workload], "selected": selected,
+                                  "rounds": len(selected)}
+        if expansion:
+            output["expansion"] = {name: weights.tolist() for name, weights in expansion.items()}
         return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
 
