@@ -53,6 +53,8 @@ CASES = {
     "synth-aim": ("synth", "aim", {"workload": "3-way"}),
     "synth-aim-2way": ("synth", "aim", {"workload": "2-way"}),
     "synth-aim-compressed": ("synth", "aim", {"workload": "3-way", "compress": True}),
+    "run-aim": ("cli", "aim", {}),
+    "run-aim-compressed": ("cli", "aim", {"compress": True}),
     "mbi-mst": ("mbi", "mst", ["--mechanism", "mst"]),
     "mbi-aim": ("mbi", "aim", ["--mechanism", "aim", "--workload", "3way"]),
     "mbi-aim-2way": ("mbi", "aim", ["--mechanism", "aim", "--workload", "2way"]),
@@ -95,8 +97,56 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     }
 
 
+def coded_profile(sizes: dict[str, int], epsilon: float, engine: str, options: dict) -> str:
+    """A complete public profile of adult_coded: each column categorical, its codes 0..size-1 as
+    every category (``complete``, ``missing = false``); the engine's options as given."""
+    lines = ["[release]", f"epsilon = {epsilon!r}", f"delta = {DELTA!r}", f'engine = "{engine}"', "",
+             "[engine_options]", *(f"{key} = {json.dumps(value)}" for key, value in options.items()), ""]
+    for name, size in sizes.items():
+        lines += [f'[columns."{name}"]', 'kind = "categorical"', f"categories = {json.dumps([str(code) for code in range(size)])}",
+                  "complete = true", "missing = false", ""]
+    return "\n".join(lines)
+
+
+def run_cli(case: str, epsilon: float, seed: int) -> dict:
+    """One run through the user's path: ``synth run`` on adult_coded.csv with a complete public
+    profile (coded_profile), the synthetic CSV scored like the other runs. A cell holding anything
+    but a code of its column (OTHER, missing) is scored as one extra value of that column."""
+    import tempfile
+
+    import pandas as pd
+
+    from pgm_common import DATA_DIR
+
+    _, engine_name, options = CASES[case]
+    codes, sizes = load_adult_coded()
+    with tempfile.TemporaryDirectory() as folder:
+        profile = Path(folder) / "adult_coded.toml"
+        profile.write_text(coded_profile(sizes, epsilon, engine_name, options))
+        command = [str(Path(sys.executable).with_name("synth")), "run", str(Path(DATA_DIR) / "adult_coded.csv"),
+                   "--profile", str(profile), "--seed", str(seed), "-o", str(Path(folder) / "out"), "-q"]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
+        (table,) = [path for path in (Path(folder) / "out").glob("*.csv")]
+        frame = pd.read_csv(table, dtype=str, keep_default_na=False)
+    synthetic = np.column_stack([pd.to_numeric(frame[name], errors="coerce").to_numpy() for name in sizes])
+    outside = ~np.isfinite(synthetic) | (synthetic < 0) | (synthetic >= np.array(list(sizes.values())))
+    synthetic = np.where(outside, np.array(list(sizes.values())), np.nan_to_num(synthetic)).astype(np.int64)
+    widened = [size + 1 for size in sizes.values()]
+    return {"tool": "synth run", "case": case, "mechanism": engine_name, "epsilon": epsilon, "seed": seed,
+            "tvd_3way": float(kway_tvds(codes, synthetic, widened, 3).mean()),
+            "rows_outside_domain": float(outside.any(axis=1).mean()), "synthetic_rows": len(frame),
+            "seconds": seconds, "peak_mib": float("nan")}
+
+
 def run_case(case: str, epsilon: float, seed: int) -> dict:
     tool, _, arguments = CASES[case]
+    if tool == "cli":
+        return run_cli(case, epsilon, seed)
     if tool == "synth":
         command = [sys.executable, __file__, "--child", case, str(epsilon), str(seed)]
     else:
