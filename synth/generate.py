@@ -38,7 +38,7 @@ from synth.description import Description, load_description
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
 from synth.measurement import Measurement
 from synth.model.bayesian_network import BayesianNetwork, network_from_measurements, network_structure
-from synth.model.compression import ExpandedModel
+from synth.model.compression import ExpandedModel, check_expansion
 from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
@@ -53,9 +53,11 @@ MAX_ROWS = 100_000_000
 
 
 def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
-                     iterations: int = FIT_ITERATIONS, callback: Callback | None = None) -> Model:
+                     iterations: int = FIT_ITERATIONS, callback: Callback | None = None,
+                     expansion: Mapping[str, np.ndarray] | None = None) -> Model:
     """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
-    codes), seen on the original codes.
+    codes), seen on the original codes (merged codes spread in proportion to ``expansion``
+    weights, evenly for a column without).
 
     No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
     codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
@@ -66,7 +68,7 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compre
     if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
     model = fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
-    return ExpandedModel(model, domain.names, compression)
+    return ExpandedModel(model, domain.names, compression, expansion=expansion or {})
 
 
 def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, Any], domain: Domain,
@@ -75,7 +77,8 @@ def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, An
     """The model an engine's result stands for, on the original codes (``domain``: the codes as
     measured, after compression): the Bayesian network itself for PrivBayes unless its ``fit``
     option is true; MWEM's multiplicative-weights histogram when it used one (replayed from its
-    measurements); SmallDB's small database; otherwise the fit of the measurements."""
+    measurements); SmallDB's small database; otherwise the fit of the measurements, merged codes
+    spread by the output's ``expansion`` weights when it has them."""
     try:
         if engine == "smalldb":
             return database_model(domain, np.asarray(output["database"]), float(output["total"]))
@@ -90,7 +93,12 @@ def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, An
     network = output.get("network")
     if network is not None and not options.get("fit", False):
         return network_from_measurements(domain, network_structure(network), measurements)
-    return fit_measurements(domain, measurements, compression, iterations, callback)
+    try:
+        expansion = check_expansion(output.get("expansion") or {}, compression)
+    except (TypeError, ValueError) as exc:
+        raise DescriptionError(f"the {engine} output's expansion weights are damaged ({exc}); use the file exactly "
+                               "as synth wrote it.") from exc
+    return fit_measurements(domain, measurements, compression, iterations, callback, expansion)
 
 
 def fit_model(description: Description, iterations: int = FIT_ITERATIONS, progress: Progress = SILENT) -> Model:

@@ -20,6 +20,14 @@ model, then repeats rounds until the budget is spent. Each round
 A round's budget is ρ/T at first (T rounds; 90 % measurement, 10 % selection); the last round
 takes exactly what is left. The fitted model is only used to choose; the Description holds the
 measurements, and generation refits them.
+
+With ``compress`` (the AIM authors' advice for domains with rare values), the 1-way measurements
+also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
+three noise deviations, ``synth.model.compression``): they are merged into one code, the workload
+is resolved and every later selection and measurement is made on the merged codes, and the
+Description records the maps and, as ``expansion`` in the engine output, the merged codes' noisy
+1-way counts clipped at zero: generation spreads a merged code over its codes in proportion to
+them (post-processing of the charged 1-way measurements), not evenly.
 """
 
 from __future__ import annotations
@@ -32,9 +40,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, PublicChecks, megabytes, reject_unknown_options, require_zcdp, whole_number
+from synth.engines.base import (EngineResult, PublicChecks, megabytes, reject_unknown_options, require_zcdp,
+                                true_or_false, whole_number)
 from synth.errors import EngineError
 from synth.measurement import Measurement
+from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
@@ -42,7 +52,7 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_cells": 10_000, "max_model_size": 80.0, "rounds": None,
-                            "iterations": 100}
+                            "iterations": 100, "compress": False}
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
 
@@ -130,6 +140,7 @@ class AIMEngine(PublicChecks):
         for key in ("rounds", "iterations", "max_cells"):
             if self._options[key] is not None:
                 whole_number(self._options, key, 1)
+        true_or_false(self._options, "compress")
 
     @property
     def options(self) -> dict[str, Any]:
@@ -141,13 +152,11 @@ class AIMEngine(PublicChecks):
             listed_workload(self._options["workload"], names)
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
-        domain = curator.domain
-        self.check(domain.names, curator.budget_unit)
-        workload, note = resolve_workload(self._options["workload"], domain, self._options["max_cells"],
+        self.check(curator.domain.names, curator.budget_unit)
+        workload, note = resolve_workload(self._options["workload"], curator.domain, self._options["max_cells"],
                                           self._explicit)
-        candidates = candidate_weights(workload)
-        columns = [c for c in candidates if len(c) == 1]
-        rounds = self._options["rounds"] or 16 * len(domain.names)
+        columns = [c for c in candidate_weights(workload) if len(c) == 1]
+        rounds = self._options["rounds"] or 16 * len(curator.domain.names)
         if rounds <= len(columns):
             raise EngineError(
                 f"rounds = {rounds} is too few: aim first measures the {len(columns)} workload columns one by "
@@ -156,6 +165,18 @@ class AIMEngine(PublicChecks):
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
+        maps: dict[str, np.ndarray] = {}
+        expansion: dict[str, np.ndarray] = {}
+        if self._options["compress"]:
+            maps, compressed = compress_one_way(measurements)
+            expansion = expansion_weights(measurements, maps)
+            measurements = compressed
+            curator = curator.compressed(maps)
+            # the same columns, now with fewer codes: more marginals may fit max_cells
+            workload, note = resolve_workload(self._options["workload"], curator.domain, self._options["max_cells"],
+                                              self._explicit)
+        domain = curator.domain
+        candidates = candidate_weights(workload)
         iterations = self._options["iterations"]
         model = fit_graphical_model(domain, measurements, iterations=iterations)
         selected: list[list[str]] = []
@@ -192,6 +213,9 @@ class AIMEngine(PublicChecks):
                              f"({curator.remaining() / rho_total:.0%} of the budget left)")
             if not last and moved <= penalty * domain.size(chosen):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
-        output = {"workload": [list(q) for q in workload], "selected": selected, "rounds": len(selected)}
-        return EngineResult(tuple(measurements), output, notes=(note,) if note else ())
+        output: dict[str, Any] = {"workload": [list(q) for q in workload], "selected": selected,
+                                  "rounds": len(selected)}
+        if expansion:
+            output["expansion"] = {name: weights.tolist() for name, weights in expansion.items()}
+        return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
 

@@ -3,9 +3,10 @@
 MST (McKenna, Miklau, Sheldon 2021) measures every 1-way marginal first and keeps a code only when
 its noisy count is at least three noise deviations; the other codes of the column become one
 merged code. Later measurements and the model live on the compressed domain; sampled merged
-codes are expanded evenly over the original codes they stand for, by the model's sampling scheme
-(``ExpandedModel`` shows a model fitted on compressed codes on the original ones). Everything
-here is post-processing of released measurements.
+codes are expanded over the original codes they stand for, by the model's sampling scheme, evenly
+or in proportion to expansion weights: the merged codes' own noisy 1-way counts, clipped at zero
+(``expansion_weights``). ``ExpandedModel`` shows a model fitted on compressed codes on the
+original ones. Everything here is post-processing of released measurements.
 """
 
 from __future__ import annotations
@@ -48,6 +49,38 @@ def compress_one_way(measurements: Sequence[Measurement]) -> tuple[dict[str, np.
         weights = np.append(np.ones(kept), scale)
         compressed.append(Measurement(m.attrs, values, m.mechanism, m.noise_scale, weights))
     return maps, compressed
+
+
+def expansion_weights(measurements: Sequence[Measurement], maps: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """For each compressed column, a weight per original code to expand its merged code by: the
+    code's noisy 1-way count (from the uncompressed ``measurements``) clipped at zero; all ones
+    when no merged count is positive (then the expansion is even). Kept codes weigh 1 (alone in
+    their group, the weight does not matter)."""
+    counts = {m.attrs[0]: m.values for m in measurements if len(m.attrs) == 1 and m.weights is None}
+    out = {}
+    for name, mapping in maps.items():
+        merged = mapping == mapping.max()
+        weights = np.ones(mapping.size)
+        clipped = np.clip(np.asarray(counts[name], dtype=float)[merged], 0.0, None)
+        if clipped.sum() > 0:
+            weights[merged] = clipped
+        out[name] = weights
+    return out
+
+
+def check_expansion(expansion: Mapping[str, Sequence[float]], maps: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Expansion weights read from a Description, checked against its compression maps: ValueError
+    unless each belongs to a compressed column, has a finite weight ≥ 0 per original code and some
+    positive weight in the merged group."""
+    out = {}
+    for name, values in expansion.items():
+        mapping = maps.get(name)
+        weights = np.asarray(values, dtype=float)
+        if (mapping is None or weights.shape != mapping.shape or not np.isfinite(weights).all()
+                or (weights < 0).any() or np.bincount(mapping, weights=weights).min() <= 0):
+            raise ValueError(f"the expansion weights of {name!r} do not fit its compression map")
+        out[name] = weights
+    return out
 
 
 def compressed_sizes(names: Sequence[str], sizes: Sequence[int], maps: Mapping[str, np.ndarray]) -> tuple[int, ...]:
@@ -104,30 +137,39 @@ def expand_marginal(marginal: np.ndarray, attrs: Sequence[str], maps: Mapping[st
 class ExpandedModel:
     """A model fitted on compressed codes, seen on the original codes of every column.
 
-    ``weights`` (set by ``given``) weigh the original codes of a merged code when it is expanded:
-    a condition that keeps some of them only."""
+    The original codes of a merged code share it in proportion to their ``expansion`` weights
+    (evenly for a column without), times their ``weights`` (set by ``given``: a condition that
+    keeps some of them only)."""
 
     model: Model
     names: tuple[str, ...]
     compression: Mapping[str, np.ndarray]
     weights: Mapping[str, np.ndarray] = field(default_factory=dict)
+    expansion: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def total(self) -> float:
         return self.model.total
 
+    def _shares(self) -> dict[str, np.ndarray]:
+        """Each compressed column's weights for expansion: expansion weights times condition weights."""
+        out = dict(self.expansion)
+        for name, weights in self.weights.items():
+            out[name] = weights * out[name] if name in out else weights
+        return out
+
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
-        return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self.weights)
+        return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self._shares())
 
     def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
-        return expand_codes(self.model.sample(n, rng, sampling), self.names, self.compression, rng, self.weights,
+        return expand_codes(self.model.sample(n, rng, sampling), self.names, self.compression, rng, self._shares(),
                             sampling)
 
     def given(self, evidence: Evidence) -> ExpandedModel:
         """The model conditioned on evidence over original codes: a merged code's weight is its codes'
-        weights averaged by their shares of it (evenly, unless conditioned before), and it then
-        expands in proportion to the product of its codes' weights."""
-        compressed, weights = {}, dict(self.weights)
+        weights averaged by their shares of it, and it then expands in proportion to its codes'
+        shares times their weights."""
+        compressed, weights, shares = {}, dict(self.weights), self._shares()
         for name, values in evidence.items():
             mapping = self.compression.get(name)
             if mapping is None:
@@ -135,6 +177,6 @@ class ExpandedModel:
                 continue
             before = weights.get(name)
             values = np.asarray(values, dtype=float)
-            compressed[name] = np.bincount(mapping, weights=_shares(mapping, before) * values)
+            compressed[name] = np.bincount(mapping, weights=_shares(mapping, shares.get(name)) * values)
             weights[name] = values if before is None else before * values
-        return ExpandedModel(self.model.given(compressed), self.names, self.compression, weights)
+        return ExpandedModel(self.model.given(compressed), self.names, self.compression, weights, self.expansion)

@@ -58,8 +58,10 @@ def _encode(model: Model, key: str, arrays: Arrays) -> dict[str, Any]:
         for j, name in enumerate(model.names):
             if name in model.compression:
                 arrays[f"{key}/compression/{j}"] = np.asarray(model.compression[name], dtype=np.int64)
+            if name in model.expansion:
+                arrays[f"{key}/expansion/{j}"] = np.asarray(model.expansion[name], dtype=float)
         return {"type": "expanded", "names": list(model.names), "compressed": sorted(model.compression),
-                "model": _encode(model.model, f"{key}/model", arrays)}
+                "expanded": sorted(model.expansion), "model": _encode(model.model, f"{key}/model", arrays)}
     if isinstance(model, GraphicalModel):
         for i, table in enumerate(model.log_potentials):
             arrays[f"{key}/potential/{i}"] = table
@@ -118,7 +120,9 @@ def _decode(meta: Mapping[str, Any], key: str, arrays: Mapping[str, np.ndarray])
     if kind == "expanded":
         names = tuple(meta["names"])
         compression = {name: _array(arrays, f"{key}/compression/{names.index(name)}") for name in meta["compressed"]}
-        return ExpandedModel(_decode(meta["model"], f"{key}/model", arrays), names, compression)
+        expansion = {name: _array(arrays, f"{key}/expansion/{names.index(name)}", compression[name].shape)
+                     for name in meta.get("expanded", [])}
+        return ExpandedModel(_decode(meta["model"], f"{key}/model", arrays), names, compression, expansion=expansion)
     domain = Domain(tuple(meta["domain"]["names"]), tuple(meta["domain"]["sizes"]))
     if kind == "graphical":
         cliques = tuple(tuple(c) for c in meta["cliques"])
