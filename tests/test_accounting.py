@@ -1,4 +1,4 @@
-"""Tests of synth.privacy.accounting: budgets, costs, composition, conversions, exact splits."""
+"""Tests of synth.privacy (accounting, costs, exact): budgets, costs, composition, conversions, exact splits."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
-"""Privacy primitives of synth: budgets, costs and composition (``accounting``) and the noise
-samplers (``mechanisms``). This package never reads data; it only accounts for and draws noise."""
+"""Privacy primitives of synth: budgets and composition (``accounting``), mechanisms' costs and
+calibration (``costs``) on exact arithmetic (``exact``), and the noise samplers (``mechanisms``). This package never reads data; it only accounts for and draws noise."""
 
-from synth.privacy.accounting import (
-    Accountant,
-    Budget,
-    Cost,
-    LedgerEntry,
-    Notion,
-    approx_to_zcdp_rho,
+from synth.privacy.accounting import Accountant, Budget, Cost, LedgerEntry, Notion, approx_to_zcdp_rho, zcdp_to_approx_epsilon
+from synth.privacy.costs import (
     check_randomized_response,
     exponential_cost,
     exponential_scale,
@@ -17,7 +12,6 @@ from synth.privacy.accounting import (
     laplace_scale,
     randomized_response_cost,
     split_budget,
-    zcdp_to_approx_epsilon,
 )
 from synth.privacy.mechanisms import NoiseSource, SecureNoise, SeededNoise
 

@@ -1,4 +1,4 @@
-"""Privacy budgets, mechanism costs, composition and the privacy ledger.
+"""Privacy budgets, composition and the privacy ledger (mechanisms' costs: ``synth.privacy.costs``).
 
 An ``Accountant`` holds one ``Budget`` under one privacy ``Notion`` (pure ε, approximate (ε, δ) with
 basic or advanced composition, or approximate ρ-zCDP) and keeps a ledger of every charge. Budget
@@ -14,17 +14,15 @@ its state: a refused charge raises ``BudgetExhaustedError`` and leaves the accou
 from __future__ import annotations
 
 import math
-import numbers
-import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 from typing import Any
 
 from synth.errors import BudgetError, BudgetExhaustedError, DescriptionError
+from synth.privacy.exact import ceil_float, floor_float, largest_true, non_negative, positive, probability, round_up
 
-_ROUNDING_ULPS = 4  # margin, in units in the last place, for results of libm calls (log, exp, sqrt)
 _MAX_EXP_ARGUMENT = 700.0  # math.expm1 overflows a little above 709
 
 
@@ -34,87 +32,6 @@ class Notion(str, Enum):
     PURE = "pure"  # ε-DP, basic composition
     APPROX = "approx"  # (ε, δ)-DP, basic or advanced composition
     ZCDP = "zcdp"  # approximate ρ-zCDP: a ρ part and a δ part, both additive
-
-
-# --------------------------------------------------------------------------------------------
-# Exact rounding helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _floor_float(value: Fraction) -> float:
-    """The largest float that is <= ``value``."""
-    result = float(value)
-    if Fraction(result) > value:
-        result = math.nextafter(result, -math.inf)
-    return result
-
-
-def _ceil_float(value: Fraction) -> float:
-    """The smallest float that is >= ``value``."""
-    result = float(value)
-    if Fraction(result) < value:
-        result = math.nextafter(result, math.inf)
-    return result
-
-
-def _up(value: float, ulps: int = _ROUNDING_ULPS) -> float:
-    """``value`` moved up by ``ulps`` floats: an upper bound for a libm result accurate to 1 ulp."""
-    for _ in range(ulps):
-        value = math.nextafter(value, math.inf)
-    return value
-
-
-def _float_key(value: float) -> int:
-    """The bit pattern of a non-negative float, which orders like the float itself."""
-    return int(struct.unpack("<q", struct.pack("<d", value))[0])
-
-
-def _float_from_key(key: int) -> float:
-    return float(struct.unpack("<d", struct.pack("<q", key))[0])
-
-
-def _largest_true(predicate: Callable[[float], bool], low: float, high: float) -> float:
-    """The largest float x in [low, high) with ``predicate(x)``, for a predicate that is true at
-    ``low``, false at ``high`` and monotone (true, then false) in between. Both bounds >= 0."""
-    low_key, high_key = _float_key(low), _float_key(high)
-    while high_key - low_key > 1:
-        middle = (low_key + high_key) // 2
-        if predicate(_float_from_key(middle)):
-            low_key = middle
-        else:
-            high_key = middle
-    return _float_from_key(low_key)
-
-
-# --------------------------------------------------------------------------------------------
-# Validation
-# --------------------------------------------------------------------------------------------
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _positive(name: str, value: object, example: str = "1.0") -> float:
-    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0:  # type: ignore[arg-type]
-        raise BudgetError(f"{name} must be a positive number such as {example}; got {value!r}.")
-    return float(value)  # type: ignore[arg-type]
-
-
-def _non_negative(name: str, value: object) -> float:
-    if not _is_real(value) or not math.isfinite(float(value)) or float(value) < 0:  # type: ignore[arg-type]
-        raise BudgetError(f"{name} must be a finite number >= 0; got {value!r}.")
-    return float(value)  # type: ignore[arg-type]
-
-
-def _probability(name: str, value: object, *, allow_zero: bool = True) -> float:
-    ok = _is_real(value) and (0 <= float(value) < 1)  # type: ignore[arg-type]
-    if ok and not allow_zero and float(value) == 0:  # type: ignore[arg-type]
-        ok = False
-    if not ok:
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise BudgetError(f"{name} must be a number in {interval} such as 1e-6; got {value!r}.")
-    return float(value)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,8 +47,8 @@ class Budget:
     delta: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive("epsilon", self.epsilon))
-        object.__setattr__(self, "delta", _probability("delta", self.delta))
+        object.__setattr__(self, "epsilon", positive("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", probability("delta", self.delta))
 
 
 @dataclass(frozen=True)
@@ -143,9 +60,9 @@ class Cost:
     rho: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _non_negative("a cost's epsilon", self.epsilon))
-        object.__setattr__(self, "delta", _probability("a cost's delta", self.delta))
-        object.__setattr__(self, "rho", _non_negative("a cost's rho", self.rho))
+        object.__setattr__(self, "epsilon", non_negative("a cost's epsilon", self.epsilon))
+        object.__setattr__(self, "delta", probability("a cost's delta", self.delta))
+        object.__setattr__(self, "rho", non_negative("a cost's rho", self.rho))
 
     def to_dict(self) -> dict[str, float]:
         return {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho}
@@ -228,11 +145,11 @@ def zcdp_to_approx_epsilon(rho: float, delta: float) -> float:
     derivative's sign. Every α gives a valid bound, so an imprecise α can only make ε larger.
     The result is at most the classical ρ + 2·sqrt(ρ·ln(1/δ)).
     """
-    rho = _non_negative("rho", rho)
-    delta = _probability("delta", delta, allow_zero=False)
+    rho = non_negative("rho", rho)
+    delta = probability("delta", delta, allow_zero=False)
     if rho == 0:
         return 0.0
-    log_inv_delta = _up(-math.log(delta))
+    log_inv_delta = round_up(-math.log(delta))
 
     def derivative_negative(alpha: float) -> bool:
         return rho * (alpha - 1.0) ** 2 + math.log(alpha * delta) < 0
@@ -241,7 +158,7 @@ def zcdp_to_approx_epsilon(rho: float, delta: float) -> float:
     high = 1.0 + math.sqrt(log_inv_delta / rho) + 1.0
     if not math.isfinite(high):
         high = 1e150
-    alpha = _largest_true(derivative_negative, 1.0, high)  # the minimiser is alpha or the next float
+    alpha = largest_true(derivative_negative, 1.0, high)  # the minimiser is alpha or the next float
     orders = [order for order in (alpha, math.nextafter(alpha, math.inf)) if order > 1.0]
     return max(0.0, min(_epsilon_at_order(order, rho, log_inv_delta) for order in orders))
 
@@ -249,8 +166,8 @@ def zcdp_to_approx_epsilon(rho: float, delta: float) -> float:
 def approx_to_zcdp_rho(epsilon: float, delta: float) -> float:
     """The largest ρ (rounded down) such that ρ-zCDP converts to (ε, δ)-DP with the conversion of
     ``zcdp_to_approx_epsilon``; a zCDP accountant with this ρ budget meets the (ε, δ) target."""
-    epsilon = _positive("epsilon", epsilon)
-    delta = _probability("delta", delta, allow_zero=False)
+    epsilon = positive("epsilon", epsilon)
+    delta = probability("delta", delta, allow_zero=False)
 
     def fits(rho: float) -> bool:
         return zcdp_to_approx_epsilon(rho, delta) <= epsilon
@@ -258,125 +175,7 @@ def approx_to_zcdp_rho(epsilon: float, delta: float) -> float:
     high = max(epsilon, 1.0)
     while fits(high):
         high *= 2.0
-    return _largest_true(fits, 0.0, high)
-
-
-# --------------------------------------------------------------------------------------------
-# Costs of mechanisms and their calibration
-# --------------------------------------------------------------------------------------------
-
-
-def laplace_cost(l1_sensitivity: float, scale: float) -> Cost:
-    """Laplace / discrete Laplace noise of scale b on an L1-sensitivity-Δ query: ε = Δ/b (rounded up)."""
-    sensitivity = _non_negative("l1_sensitivity", l1_sensitivity)
-    scale = _positive("scale", scale)
-    return Cost(epsilon=_ceil_float(Fraction(sensitivity) / Fraction(scale)))
-
-
-def gaussian_cost(l2_sensitivity: float, sigma: float) -> Cost:
-    """(Discrete) Gaussian noise σ on an L2-sensitivity-Δ query: ρ = Δ²/(2σ²) (rounded up)."""
-    sensitivity = _non_negative("l2_sensitivity", l2_sensitivity)
-    sigma = _positive("sigma", sigma)
-    return Cost(rho=_ceil_float(Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)))
-
-
-def _exponential_epsilon(sensitivity: float, scale: float, monotonic: bool) -> Fraction:
-    """ε of report-noisy-max with Gumbel(scale β) noise: 2Δ/β, or Δ/β for monotonic scores."""
-    factor = 1 if monotonic else 2
-    return factor * Fraction(sensitivity) / Fraction(scale)
-
-
-def exponential_cost(sensitivity: float, scale: float, monotonic: bool = False,
-                     notion: Notion = Notion.PURE) -> Cost:
-    """Cost of the exponential mechanism run as Gumbel report-noisy-max with Gumbel scale β.
-
-    The mechanism is ε-DP with ε = 2Δ/β (Δ/β when every score moves in the same direction between
-    neighbours). It is also ε-bounded-range, hence ε²/8-zCDP (Cesar & Rogers 2021), which is four
-    times cheaper than the generic pure-to-zCDP conversion ε²/2. So the cost depends on how it will
-    be accounted: pass the accountant's ``notion``. Under ``Notion.ZCDP`` the cost is ``Cost(rho=ε²/8)``;
-    otherwise ``Cost(epsilon=ε)`` (which a zCDP accountant would also accept, at ε²/2).
-    """
-    sensitivity = _non_negative("sensitivity", sensitivity)
-    scale = _positive("scale", scale)
-    epsilon = _exponential_epsilon(sensitivity, scale, monotonic)
-    if Notion(notion) == Notion.ZCDP:
-        return Cost(rho=_ceil_float(epsilon**2 / 8))
-    return Cost(epsilon=_ceil_float(epsilon))
-
-
-def check_randomized_response(k: int, p_true: float) -> tuple[int, float]:
-    """Validate the parameters of k-ary randomized response: k >= 2 and 1/k <= p_true < 1."""
-    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 2:
-        raise BudgetError(f"randomized response needs k >= 2 categories; got k={k!r}.")
-    if not _is_real(p_true) or not (Fraction(float(p_true)) * int(k) >= 1 and float(p_true) < 1):
-        raise BudgetError(
-            f"randomized response needs 1/k <= p_true < 1 (p_true = 1 releases the true values); "
-            f"got p_true={p_true!r} with k={k}."
-        )
-    return int(k), float(p_true)
-
-
-def randomized_response_cost(k: int, p_true: float) -> Cost:
-    """k-ary randomized response keeping the true value with probability p (else one of the k−1
-    others uniformly) is ε-DP with ε = ln(p(k−1)/(1−p)) (rounded up)."""
-    k, p_true = check_randomized_response(k, p_true)
-    ratio = Fraction(p_true) * (k - 1) / (1 - Fraction(p_true))
-    if ratio == 1:
-        return Cost()
-    return Cost(epsilon=_up(math.log(_ceil_float(ratio))))
-
-
-def _smallest_scale(fits: Callable[[float], bool], guess: float) -> float:
-    """Move ``guess`` up float by float until ``fits`` (the exact cost is within the target)."""
-    scale = guess
-    while not fits(scale):
-        scale = math.nextafter(scale, math.inf)
-    return scale
-
-
-def laplace_scale(l1_sensitivity: float, epsilon: float) -> float:
-    """Laplace scale b = Δ/ε, rounded up so that the exact cost Δ/b never exceeds ε."""
-    sensitivity = _positive("l1_sensitivity", l1_sensitivity)
-    target = Fraction(_positive("epsilon", epsilon))
-    return _smallest_scale(lambda b: Fraction(sensitivity) / Fraction(b) <= target,
-                           sensitivity / float(target))
-
-
-def gaussian_sigma(l2_sensitivity: float, rho: float) -> float:
-    """Gaussian σ = Δ/sqrt(2ρ), rounded up so that the exact cost Δ²/(2σ²) never exceeds ρ."""
-    sensitivity = _positive("l2_sensitivity", l2_sensitivity)
-    target = Fraction(_positive("rho", rho))
-    return _smallest_scale(lambda s: Fraction(sensitivity) ** 2 / (2 * Fraction(s) ** 2) <= target,
-                           sensitivity / math.sqrt(2 * float(target)))
-
-
-def exponential_scale(sensitivity: float, *, epsilon: float | None = None, rho: float | None = None,
-                      monotonic: bool = False) -> float:
-    """Gumbel scale β for report-noisy-max, from exactly one of a pure ε target (ε = 2Δ/β, or Δ/β
-    if monotonic) or a zCDP ρ target (bounded range: ρ = ε²/8). Rounded up, so the cost charged by
-    ``exponential_cost`` never exceeds the target."""
-    sensitivity = _positive("sensitivity", sensitivity)
-    if (epsilon is None) == (rho is None):
-        raise BudgetError("exponential_scale needs exactly one of epsilon= or rho=.")
-    factor = 1.0 if monotonic else 2.0
-    if epsilon is not None:
-        target = Fraction(_positive("epsilon", epsilon))
-        return _smallest_scale(lambda b: _exponential_epsilon(sensitivity, b, monotonic) <= target,
-                               factor * sensitivity / float(target))
-    target = Fraction(_positive("rho", rho))
-    return _smallest_scale(lambda b: _exponential_epsilon(sensitivity, b, monotonic) ** 2 / 8 <= target,
-                           factor * sensitivity / math.sqrt(8 * float(target)))
-
-
-def split_budget(total: float, weights: Sequence[float]) -> list[float]:
-    """Split ``total`` in proportion to ``weights``. Each part is the largest float <= its exact
-    share, so the exact sum of the parts is <= ``total`` and charging every part never fails."""
-    total_exact = Fraction(_positive("total", total))
-    if len(weights) == 0:
-        raise BudgetError("split_budget needs at least one weight; got none.")
-    exact_weights = [Fraction(_positive("each weight", w)) for w in weights]
-    weight_sum = sum(exact_weights)
-    return [_floor_float(total_exact * w / weight_sum) for w in exact_weights]
+    return largest_true(fits, 0.0, high)
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,7 +199,7 @@ class _Totals:
         epsilon = Fraction(cost.epsilon)
         expm1_sum = None
         if self.epsilon_expm1 is not None and cost.epsilon <= _MAX_EXP_ARGUMENT:
-            expm1_sum = self.epsilon_expm1 + epsilon * Fraction(_up(math.expm1(cost.epsilon)))
+            expm1_sum = self.epsilon_expm1 + epsilon * Fraction(round_up(math.expm1(cost.epsilon)))
         return _Totals(
             epsilon=self.epsilon + epsilon,
             delta=self.delta + Fraction(cost.delta),
@@ -441,14 +240,14 @@ class Accountant:
             raise BudgetError(f"composition must be 'basic' or 'advanced'; got {composition!r}.")
         if composition == "advanced" and notion != Notion.APPROX:
             raise BudgetError("advanced composition applies only to notion approx; use composition='basic'.")
-        reserve = _probability("delta_reserve", delta_reserve)
+        reserve = probability("delta_reserve", delta_reserve)
         if notion == Notion.ZCDP and reserve >= budget.delta:
             raise BudgetError(f"delta_reserve must be smaller than delta ({budget.delta}); got {reserve}.")
         if notion != Notion.ZCDP and reserve > 0:
             raise BudgetError(f"delta_reserve applies only to notion zcdp (under {notion.value} δ is "
                               "spent directly); leave it at 0.")
         if composition == "advanced":
-            slack = budget.delta / 2 if delta_slack is None else _probability("delta_slack", delta_slack,
+            slack = budget.delta / 2 if delta_slack is None else probability("delta_slack", delta_slack,
                                                                                allow_zero=False)
             if slack > budget.delta:
                 raise BudgetError(f"delta_slack must be at most delta ({budget.delta}); got {slack}.")
@@ -463,7 +262,7 @@ class Accountant:
         self._delta_slack = slack
         # The part of δ given to the ρ -> (ε, δ) conversion, rounded down so that it plus the
         # reserve never exceeds δ.
-        self._conversion_delta = _floor_float(Fraction(budget.delta) - Fraction(reserve))
+        self._conversion_delta = floor_float(Fraction(budget.delta) - Fraction(reserve))
         self._rho_budget = (approx_to_zcdp_rho(budget.epsilon, self._conversion_delta)
                             if notion == Notion.ZCDP else 0.0)
         self._totals = _Totals()
@@ -507,7 +306,7 @@ class Accountant:
             raise BudgetError("a cost has either epsilon (pure or approximate DP) or rho (zCDP), not "
                               "both; charge them as two costs.")
         if cost.epsilon > 0:
-            rho = _ceil_float(Fraction(cost.epsilon) ** 2 / 2)
+            rho = ceil_float(Fraction(cost.epsilon) ** 2 / 2)
             return (Cost(rho=rho, delta=cost.delta),
                     f"charged as rho = epsilon^2/2 = {rho!r} from epsilon = {cost.epsilon!r} "
                     "(Bun & Steinke 2016)")
@@ -539,8 +338,8 @@ class Accountant:
         slack = Fraction(self._delta_slack)
         options = [(totals.epsilon, totals.delta + slack)]
         if totals.epsilon > 0 and totals.epsilon_expm1 is not None:
-            log_term = Fraction(2 * _up(-math.log(self._delta_slack)))
-            root = _up(math.sqrt(_ceil_float(log_term * totals.epsilon_squared)))
+            log_term = Fraction(2 * round_up(-math.log(self._delta_slack)))
+            root = round_up(math.sqrt(ceil_float(log_term * totals.epsilon_squared)))
             advanced = Fraction(root) + totals.epsilon_expm1
             options.append((advanced, totals.delta + slack))
         return options
@@ -561,8 +360,8 @@ class Accountant:
         """Record ``cost`` and return its ledger entry, or raise ``BudgetExhaustedError`` (state
         unchanged) if it does not fit what is left. Call it *before* drawing any noise."""
         recorded, conversion = self._normalise(cost)
-        sensitivity = _non_negative("sensitivity", sensitivity)
-        noise_scale = _non_negative("noise_scale", noise_scale)
+        sensitivity = non_negative("sensitivity", sensitivity)
+        noise_scale = non_negative("noise_scale", noise_scale)
         if not isinstance(mechanism, str) or not mechanism:
             raise BudgetError(f"charge needs a mechanism name; got {mechanism!r}.")
         after = self._totals.plus(recorded)
@@ -604,18 +403,18 @@ class Accountant:
         totals = self._totals
         budget_eps, budget_delta = Fraction(self._budget.epsilon), Fraction(self._budget.delta)
         if self._notion == Notion.ZCDP:
-            return Cost(rho=_floor_float(Fraction(self._rho_budget) - totals.rho),
-                        delta=_floor_float(Fraction(self._delta_reserve) - totals.delta))
+            return Cost(rho=floor_float(Fraction(self._rho_budget) - totals.rho),
+                        delta=floor_float(Fraction(self._delta_reserve) - totals.delta))
         if self._notion == Notion.PURE:
-            return Cost(epsilon=_floor_float(budget_eps - totals.epsilon))
+            return Cost(epsilon=floor_float(budget_eps - totals.epsilon))
         candidates = []
         slack = Fraction(self._delta_slack) if self._composition == "advanced" else Fraction(0)
         delta_left = budget_delta - totals.delta - slack
         if totals.epsilon <= budget_eps and delta_left >= 0:
-            candidates.append(Cost(epsilon=_floor_float(budget_eps - totals.epsilon),
-                                   delta=_floor_float(delta_left)))
+            candidates.append(Cost(epsilon=floor_float(budget_eps - totals.epsilon),
+                                   delta=floor_float(delta_left)))
         if self._composition == "advanced" and delta_left >= 0:
-            delta = _floor_float(delta_left)
+            delta = floor_float(delta_left)
 
             def fits(epsilon: float) -> bool:
                 return self._fits(totals.plus(Cost(epsilon=epsilon, delta=delta)))
@@ -624,7 +423,7 @@ class Accountant:
                 high = max(self._budget.epsilon, 1.0)
                 while fits(high):
                     high *= 2.0
-                candidates.append(Cost(epsilon=_largest_true(fits, 0.0, high), delta=delta))
+                candidates.append(Cost(epsilon=largest_true(fits, 0.0, high), delta=delta))
         return max(candidates, key=lambda c: (c.epsilon, c.delta), default=Cost())
 
     def spent(self) -> dict[str, Any]:
@@ -638,16 +437,16 @@ class Accountant:
         totals = self._totals
         rho: float | None = None
         if self._notion == Notion.ZCDP:
-            rho = _ceil_float(totals.rho)
+            rho = ceil_float(totals.rho)
             if totals.rho > 0:
                 epsilon = zcdp_to_approx_epsilon(rho, self._conversion_delta)
-                delta = _ceil_float(Fraction(self._conversion_delta) + totals.delta)
+                delta = ceil_float(Fraction(self._conversion_delta) + totals.delta)
             else:
-                epsilon, delta = 0.0, _ceil_float(totals.delta)
+                epsilon, delta = 0.0, ceil_float(totals.delta)
         else:
             # Every committed state fits at least one bound: a charge that fits none is refused.
             eps_exact, delta_exact = min(self._fitting_options(totals))
-            epsilon, delta = _ceil_float(eps_exact), _ceil_float(delta_exact)
+            epsilon, delta = ceil_float(eps_exact), ceil_float(delta_exact)
         return {"epsilon": epsilon, "delta": delta, "rho": rho, "notion": self._notion.value,
                 "composition": self._composition}
 

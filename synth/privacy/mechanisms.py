@@ -20,7 +20,7 @@ from opendp import domains, measurements, measures, metrics
 from opendp.mod import enable_features
 
 from synth.errors import BudgetError, DataError
-from synth.privacy.accounting import check_randomized_response
+from synth.privacy.costs import check_randomized_response
 
 enable_features("contrib")  # OpenDP's prelude is not imported: it pulls in scikit-learn (1.5 s)
 
