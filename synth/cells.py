@@ -168,8 +168,8 @@ def _parse_dates(texts: np.ndarray, date_format: str | None = None, dayfirst: bo
     retry = np.isnan(seconds)
     if retry.any():
         stripped = text[retry].map(lambda t: str(t).strip())
-        numeric = stripped.map(lambda t: _NUMERIC_DATE.match(t) is not None).astype(bool)
         ordered = stripped.map(lambda t: _in_day_order(t, dayfirst))
+        numeric = ordered.ne(stripped)  # rewritten in ISO order or refused: a numeric date
         readable = ordered.notna()
         iso = pd.to_datetime(ordered[readable], errors="coerce", format="ISO8601", utc=True)
         again = pd.Series(np.nan, index=ordered.index)
@@ -322,29 +322,33 @@ def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str
     with or without time, by ``DATE_ORDERS``), -1 for a missing cell or one of another kind.
     Typed cells have no spelling or day order of their own. Exact and private: only the describer
     may release it, and only with noise."""
-    classes = classify_cells(series, missing_markers)
-    mine = classes == CELL_CLASSES.index(Kind.FLOAT if kind == Kind.FLOAT else kind)
-    if kind == Kind.FLOAT:
-        mine |= classes == CELL_CLASSES.index(Kind.INTEGER)
-    shapes = np.full(len(series), -1, dtype=np.int64)
+    wanted = [CELL_CLASSES.index(kind)] + ([CELL_CLASSES.index(Kind.INTEGER)] if kind == Kind.FLOAT else [])
     if ptypes.is_bool_dtype(series.dtype):
-        return shapes
+        return np.full(len(series), -1, dtype=np.int64)
+    typed = _classify_typed(series)
     if ptypes.is_datetime64_any_dtype(series.dtype):
-        seconds = _datetime_array_seconds(series)
-        shapes[mine] = 3 * (seconds[mine] % 86400 != 0) + 2
-        return shapes
-    labels, texts, _ = distinct_texts(series, missing_markers)
-    if ptypes.is_numeric_dtype(series.dtype):
+        timed = _datetime_array_seconds(series) % 86400 != 0
+        return np.where(np.isin(typed, wanted), 3 * timed + 2, -1).astype(np.int64)
+    labels, texts, is_missing = distinct_texts(series, missing_markers)
+    if typed is not None:  # numbers: their shortest plain form; typed rows say which are numbers
+        mine = np.isin(typed, wanted)
         texts = np.array([np.format_float_positional(float(t), trim="-") if t else t for t in texts], dtype=object)
+        return np.where(mine, _shapes_of(texts, kind)[labels], -1)
+    classes = _classify_texts(texts)
+    classes[is_missing] = -1
+    shapes = np.full(len(texts), -1, dtype=np.int64)
+    mine = np.isin(classes, wanted)
+    shapes[mine] = _shapes_of(texts[mine], kind)
+    return shapes[labels]
+
+
+def _shapes_of(texts: np.ndarray, kind: Kind) -> np.ndarray:
+    """The shape cell of each text of a column of ``kind`` (-1: a boolean word spelled otherwise)."""
     if kind == Kind.BOOLEAN:
         spelling = {word: i for i, pair in enumerate(BOOLEAN_SPELLINGS) for word in pair}
-        distinct = np.array([spelling.get(t, -1) for t in texts], dtype=np.int64)
-    elif kind == Kind.FLOAT:
-        distinct = np.array([_decimals(t) for t in texts], dtype=np.int64)
-    else:
-        distinct = np.array([_date_shape(t) for t in texts], dtype=np.int64)
-    shapes[mine] = distinct[labels][mine]
-    return shapes
+        return np.array([spelling.get(t, -1) for t in texts], dtype=np.int64)
+    shape = _decimals if kind == Kind.FLOAT else _date_shape
+    return np.array([shape(t) for t in texts], dtype=np.int64)
 
 
 def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float, lead: float) -> TextShape:

@@ -48,6 +48,13 @@ def number_text(x: float) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else format(x, ".10g")
 
 
+def _as_tuple(value: Any) -> tuple[Any, ...] | None:
+    """A list of a profile (any iterable but text) as a tuple; None for anything else."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        return None
+    return tuple(value)
+
+
 def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
@@ -124,13 +131,12 @@ class Column:
             )
 
     def _checked_categories(self) -> tuple[str, ...]:
-        cats = self.categories
-        if cats is None or isinstance(cats, (str, bytes)) or not isinstance(cats, Iterable):
+        cats = _as_tuple(self.categories)
+        if cats is None:
             raise SchemaError(
                 f"{self._where()} needs categories: a list of at least one string, e.g. "
                 "categories = [\"no\", \"yes\"]."
             )
-        cats = tuple(cats)
         if not cats:
             raise SchemaError(f"{self._where()} has an empty category list; list at least one category.")
         for i, cat in enumerate(cats, start=1):
@@ -208,13 +214,12 @@ class Column:
 
     def _check_cuts(self) -> None:
         """Check ``cuts`` against the (already checked) bounds and set ``bins`` from them."""
-        where, cuts = self._where(), self.cuts
-        if isinstance(cuts, (str, bytes)) or not isinstance(cuts, Iterable):
+        where, cuts = self._where(), _as_tuple(self.cuts)
+        if cuts is None:
             raise SchemaError(
                 f"{where}: cuts must be a list of inner bin edges in increasing order, e.g. "
                 "cuts = [1, 10, 100]."
             )
-        cuts = tuple(cuts)
         if not cuts:
             raise SchemaError(f"{where} has an empty cuts list; list at least one cut, or give bins = 1 instead.")
         for i, cut in enumerate(cuts, start=1):

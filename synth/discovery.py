@@ -32,8 +32,8 @@ threshold twice, a boolean only its spelling). The threshold a category must cle
 square root of its budget, so a category list costs far more than the rest; rather than give
 every text column that much up front, a reserve (``discovery_reserve``) pays a second pass for
 the text columns whose first pass found too little. Each column is then judged from noisy values
-only: located, rough or lost (``Finding``); the describer stops before anything else is spent when a column is
-lost. It never reads a minimum, maximum, count or category list for free.
+only: located, rough or lost (``Finding``); the describer stops before anything else is spent
+when a column is lost. It never reads a minimum, maximum, count or category list for free.
 """
 
 from __future__ import annotations
@@ -218,8 +218,8 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
     when what the values found leave of the vote's noisy count of present cells is, with
     ``LEAD_MARGIN`` deviations of that difference's noise to spare, below ``COMPLETE_SHARE`` of
     the cells (so at most about 1 % of cells, rare values, go to the fallback code instead of
-    OTHER): post-processing of counts already released. ``distinct``, a noisy count of its values, tells the console how many rows a value
-    has on average, beside how many it would need.
+    OTHER): post-processing of counts already released. ``distinct``, a noisy count of its values,
+    tells the console how many rows a value has on average, beside how many it would need.
     """
     cells = vote.cells if vote is not None else None
     what = "categories" if earlier is None else "categories, second pass"
@@ -448,23 +448,21 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             left = detection.left
             if detection.distinct >= SPREAD_CLEARANCE * detection.distinct_std:  # else too noisy to tell
                 distinct = detection.distinct
+        shape = TextShape()
         if kind == Kind.CATEGORICAL:
             column, finding, found = discover_categories(name, df[name], counts, left, deltas[name] / passes,
                                                          missing_markers, vote, distinct)
             if finding.verdict != "located":
                 first_pass[name] = found, distinct
         else:
-            shape = TextShape()
             if kind in SHAPE_CELLS:
                 shape = vote_shape(name, df[name], kind, counts, left * SHAPE_SHARE, missing_markers)
                 left -= left * SHAPE_SHARE
             values, _ = parse_values(df[name], kind, missing_markers, shape)
             located = locate_bounds(name, values, kind, counts, left, vote.cells)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
-            if column is not None:
-                column = replace(column, shape=shape)
         if column is not None:
-            columns[name] = replace(column, missing=vote.missing)
+            columns[name] = replace(column, missing=vote.missing, shape=shape)
         findings[name] = finding
     if reserve > 0 and first_pass:
         shares = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))

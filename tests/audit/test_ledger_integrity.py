@@ -69,7 +69,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
-    "cells.py": (frozenset({"text_counts", "distinct_texts", "classify_cells"}),
+    "cells.py": (frozenset({"text_counts", "distinct_texts"}),
                  "defines reading cells and kinds, applied to the columns discovery, drafting or encoding hand it"),
     "encoding.py": (frozenset({"parse_values", "distinct_texts"}),
                     "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
