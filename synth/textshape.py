@@ -54,7 +54,7 @@ class TextShape:
 
     def checked(self, kind: Kind, where: str) -> TextShape:
         """This shape, validated for a column of ``kind`` (SchemaError saying what to fix)."""
-        given = [key for key, value in self._items() if value is not None and value is not False]
+        given = list(self.to_dict())
         allowed = {Kind.FLOAT: {"decimals"}, Kind.BOOLEAN: {"labels"},
                    Kind.DATETIME: {"format", "dayfirst", "date_only"}}.get(kind, set())
         wrong = [key for key in given if key not in allowed]
@@ -82,31 +82,17 @@ class TextShape:
         return TextShape(None if decimals is None else int(decimals), labels, self.format, bool(self.dayfirst),
                          bool(self.date_only))
 
-    def _items(self) -> tuple[tuple[str, Any], ...]:
-        return (("decimals", self.decimals), ("labels", self.labels), ("format", self.format),
-                ("dayfirst", self.dayfirst), ("date_only", self.date_only))
-
     def to_dict(self) -> dict[str, Any]:
-        """The keys that are set, as a profile or Description writes them."""
-        out: dict[str, Any] = {}
-        if self.decimals is not None:
-            out["decimals"] = self.decimals
-        if self.labels is not None:
-            out["labels"] = list(self.labels)
-        if self.format is not None:
-            out["format"] = self.format
-        if self.dayfirst:
-            out["dayfirst"] = True
-        if self.date_only:
-            out["date_only"] = True
-        return out
+        """The keys that are set (not None, not false), as a profile or Description writes them."""
+        values = {key: getattr(self, key) for key in SHAPE_KEYS}
+        return {key: list(value) if key == "labels" else value
+                for key, value in values.items() if value is not None and value is not False}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TextShape:
         """The shape keys of a column's table (others are ignored here); checked by ``checked``."""
-        labels = data.get("labels")
-        return cls(data.get("decimals"), tuple(labels) if isinstance(labels, list) else labels,
-                   data.get("format"), data.get("dayfirst", False), data.get("date_only", False))
+        return cls(data.get("decimals"), data.get("labels"), data.get("format"), data.get("dayfirst", False),
+                   data.get("date_only", False))
 
 
 def _check_format(fmt: Any, where: str) -> None:
