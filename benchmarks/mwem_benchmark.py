@@ -95,7 +95,7 @@ ENGINES = {  # case → (engine, options, delta)
     "synth-mwem-no-penalty": ("mwem", {"penalty": False}, 0.0),
     "synth-mwem-paper": ("mwem", PAPER, 0.0),
     "synth-mwem-paper-last": ("mwem", {**PAPER, "average": False}, 0.0),
-    "synth-smalldb": ("smalldb", {"k": 3, "size": SMALLDB_SIZE}, 0.0),
+    "synth-smalldb": ("smalldb", {"workload": "3-way", "size": SMALLDB_SIZE}, 0.0),
     "synth-mst": ("mst", {}, DELTA),
     "synth-aim": ("aim", {"workload": "3-way"}, DELTA),
 }
@@ -139,7 +139,6 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One synth run in this process: describe under DP, build the model as the generator does, sample."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import build_model
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
@@ -153,15 +152,15 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     start = time.perf_counter()
     accountant = Accountant(Budget(epsilon, delta))
     curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
-    engine = make_engine(engine_name, {"k": 3, **options} if engine_name == "mwem" else options)
+    engine = make_engine(engine_name, {"workload": "3-way", **options} if engine_name == "mwem" else options)
     result = engine.describe(curator, SILENT)
     output = result.output
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
-    model = build_model(engine_name, engine.options, output, model_domain, result.measurements, result.compression)
+    model = engine.build_model(model_domain, result)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     record = {"tool": "synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": delta,
-              "spent": accountant.spent(), "rounds": output.get("rounds"),
-              "representation": output.get("representation")}
+              "spent": accountant.spent(), "rounds": getattr(output, "rounds", None),
+              "representation": getattr(output, "representation", None)}
     return score(record, codes, synthetic, sizes, start)
 
 

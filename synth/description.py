@@ -25,6 +25,9 @@ from typing import Any
 import numpy as np
 
 from synth import __version__
+from synth.engines import released_by
+from synth.engines.base import EngineResult
+from synth.engines.output import EngineOutput
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
 from synth.kinds import DomainSource
@@ -46,7 +49,7 @@ class Description:
     measurements: tuple[Measurement, ...]
     engine: str
     engine_options: dict[str, Any]
-    engine_output: dict[str, Any]
+    engine_output: EngineOutput
     neighbouring: str
     privacy: dict[str, Any]
     ledger: tuple[LedgerEntry, ...]
@@ -79,6 +82,11 @@ class Description:
         return Domain(self.schema.names, compressed_sizes(self.schema.names, self.schema.sizes, self.compression))
 
     @property
+    def result(self) -> EngineResult:
+        """What the engine released: its measurements, output and compression maps."""
+        return EngineResult(self.measurements, self.engine_output, self.compression)
+
+    @property
     def seeded(self) -> bool:
         return bool(self.noise.get("seeded", False))
 
@@ -100,7 +108,7 @@ class Description:
             "end_to_end_dp": self.end_to_end_dp,
             "domain_sources": self.domain_sources,
             "schema": self.schema.to_dict(),
-            "engine": {"name": self.engine, "options": self.engine_options, "output": self.engine_output},
+            "engine": {"name": self.engine, "options": self.engine_options, "output": self.engine_output.to_dict()},
             "privacy": {
                 **self.privacy,
                 "neighbouring": self.neighbouring,
@@ -134,12 +142,14 @@ class Description:
             stated_totals = privacy.pop("ledger_totals")
             neighbouring = str(privacy.pop("neighbouring"))
             engine = data["engine"]
+            options = dict(engine.get("options") or {})
+            output = released_by(str(engine["name"]), options).output_type.from_dict(dict(engine.get("output") or {}))
             description = cls(
                 schema=schema,
                 measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
                 engine=str(engine["name"]),
-                engine_options=dict(engine.get("options") or {}),
-                engine_output=dict(engine.get("output") or {}),
+                engine_options=options,
+                engine_output=output,
                 neighbouring=neighbouring,
                 privacy=privacy,
                 ledger=ledger,

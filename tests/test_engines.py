@@ -38,7 +38,7 @@ def curator_for(codes: np.ndarray, domain: Domain, epsilon: float, delta: float 
 def test_mst_finds_the_true_chain_at_large_epsilon():
     codes, domain = chain_data()
     result = make_engine("mst").describe(curator_for(codes, domain, 200.0), SILENT)
-    edges = {frozenset(e) for e in result.output["tree"]}
+    edges = {frozenset(e) for e in result.output.tree}
     assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
 
 
@@ -61,7 +61,7 @@ def test_aim_spends_exactly_its_budget_and_never_more():
     result = make_engine("aim", {"rounds": 8, "iterations": 50}).describe(curator, SILENT)
     spent = sum(Fraction(e.cost.rho) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
-    assert result.output["rounds"] == len(result.measurements) - 5  # after the 5 one-way marginals
+    assert result.output.rounds == len(result.measurements) - 5  # after the 5 one-way marginals
 
 
 def test_aim_with_a_tiny_model_cap_falls_back_to_what_the_model_covers():
@@ -75,7 +75,7 @@ def test_aim_prefers_the_dependent_pairs():
     codes, domain = chain_data(20_000)
     result = make_engine("aim", {"workload": "2-way", "rounds": 6, "iterations": 50}).describe(
         curator_for(codes, domain, 10.0), SILENT)
-    chosen = {frozenset(c) for c in result.output["selected"] if len(c) == 2}
+    chosen = {frozenset(c) for c in result.output.selected if len(c) == 2}
     assert chosen & {frozenset("ab"), frozenset("bc"), frozenset("cd")}
     assert not any("e" in c for c in chosen)
 

@@ -13,6 +13,11 @@ seen on groups of its codes (a public map: the group of each code, groups 0..k-1
 
 Built from the domain (marginals) or from the schema and the engine options (user queries): all
 public. This module never sees private rows.
+
+The ``workload`` option is spelt the same in every engine that has one (aim, mwem, smalldb):
+``"1-way"``, ``"2-way"`` or ``"3-way"`` for every marginal of that order, or a list (of column
+lists for aim, of queries for mwem and smalldb). The spelling before it, ``workload =
+"marginals"`` with ``k = n``, is still read (``read_old_spelling``).
 """
 
 from __future__ import annotations
@@ -21,20 +26,23 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Self
 
 import numpy as np
 
 from synth.cells import datetime_to_seconds
-from synth.engines.base import PublicChecks, reject_unknown_options
+from synth.engines.base import EngineBase
+from synth.engines.options import EngineOptions
 from synth.errors import EngineError
 from synth.kinds import NUMERIC_KINDS, Kind
-from synth.measurement import group_table
+from synth.engines.output import read_names
+from synth.measurement import group_table, is_group_map
 from synth.model.domain import Domain
 from synth.column import Column
 from synth.schema import Schema
 
-MARGINALS = "marginals"
+ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}  # the workload of every marginal of that order
+OLD_MARGINALS = "marginals"  # the spelling before ORDERS: workload = "marginals" with k = the order
 
 
 @dataclass(frozen=True)
@@ -66,17 +74,37 @@ class WorkloadTable:
             data["groups"] = {a: m.tolist() for a, m in self.groups.items()}
         return data
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WorkloadTable:
+        """A table as ``to_dict`` wrote it; ValueError or TypeError if it is not that shape."""
+        attrs = read_names(data["attrs"])
+        groups = {a: np.asarray(m, dtype=np.int64) for a, m in dict(data.get("groups") or {}).items()}
+        if set(data) - {"attrs", "groups"} or not set(groups) <= set(attrs) \
+                or not all(is_group_map(m) for m in groups.values()):
+            raise ValueError(f"a workload table must be {{attrs, groups}} with a group map per grouped column; "
+                             f"got {dict(data)!r}")
+        return cls(attrs, groups)
 
-def check_order(k: Any) -> int:
-    """The order k of a marginal workload: 1, 2 or 3."""
-    if isinstance(k, bool) or k not in (1, 2, 3):
-        raise EngineError(f"k must be 1, 2 or 3 (the order of the workload's marginals); got {k!r}.")
-    return int(k)
+
+def read_old_spelling(options: Mapping[str, Any], default: str) -> dict[str, Any]:
+    """Options as written before the workload had one spelling: ``workload = "marginals"`` (or no
+    workload) with ``k = n`` becomes ``workload = "n-way"`` (``default`` when k is left out); k
+    alone was ignored beside a list of queries, and still is. Other options pass unchanged."""
+    if "k" not in options and options.get("workload") != OLD_MARGINALS:
+        return dict(options)
+    new = {key: value for key, value in options.items() if key != "k"}
+    if new.get("workload", OLD_MARGINALS) == OLD_MARGINALS:
+        k = options.get("k", ORDERS[default])
+        if isinstance(k, bool) or k not in (1, 2, 3):
+            raise EngineError(f"k must be 1, 2 or 3 (the order of the workload's marginals); got {k!r}. "
+                              'It is now written in the workload: workload = "2-way", for example.')
+        new["workload"] = f"{k}-way"
+    return new
 
 
-def marginal_workload(domain: Domain, k: Any) -> list[WorkloadTable]:
-    """Every k-way marginal of the domain's columns (all columns when there are fewer than k)."""
-    order = min(check_order(k), len(domain.names))
+def marginal_workload(domain: Domain, order: int) -> list[WorkloadTable]:
+    """Every marginal of that order of the domain's columns (all columns when there are fewer)."""
+    order = min(order, len(domain.names))
     return [WorkloadTable(attrs) for attrs in itertools.combinations(domain.names, order)]
 
 
@@ -95,13 +123,14 @@ def downward_closure(workload: Sequence[WorkloadTable]) -> list[WorkloadTable]:
 
 
 def check_workload_option(spec: Any) -> None:
-    """Check the form of a ``workload`` option before anything is spent: "marginals", or a
-    non-empty list of non-empty tables {column: condition}."""
-    if spec == MARGINALS:
+    """Check the form of a ``workload`` option before anything is spent: "1-way", "2-way",
+    "3-way", or a non-empty list of non-empty tables {column: condition}."""
+    if isinstance(spec, str) and spec in ORDERS:
         return
     if not isinstance(spec, list) or not spec:
         raise EngineError(
-            f"workload must be \"{MARGINALS}\" (all k-way marginals) or a non-empty list of queries such as "
+            "workload must be \"1-way\", \"2-way\" or \"3-way\" (every marginal of that order) or a "
+            "non-empty list of queries such as "
             "[{age = [30, 39]}, {sex = [\"Female\"], income = [\">50K\"]}]; got "
             f"{'an empty list' if spec == [] else repr(spec)}."
         )
@@ -176,43 +205,46 @@ def query_workload(spec: Sequence[Mapping[str, Any]], schema: Schema) -> list[Wo
     return workload
 
 
-def resolve_workload(spec: Any, k: Any, domain: Domain, schema: Schema | None) -> list[WorkloadTable]:
-    """The workload an engine option asks for: all k-way marginals, or the user's queries (which
-    need the schema to turn values into codes)."""
+def resolve_workload(spec: Any, domain: Domain, schema: Schema | None) -> list[WorkloadTable]:
+    """The workload an engine option asks for: every marginal of an order, or the user's queries
+    (which need the schema to turn values into codes)."""
     check_workload_option(spec)
-    if spec == MARGINALS:
-        return marginal_workload(domain, k)
+    if isinstance(spec, str):
+        return marginal_workload(domain, ORDERS[spec])
     if schema is None:
         raise EngineError("a workload of user queries needs the release's schema to find the codes of "
                           "their values; describe the table through synth.describe or the CLI.")
     return query_workload(spec, schema)
 
 
-class WorkloadEngine(PublicChecks):
-    """Base of the engines that answer a workload of counting queries. Options are checked when
-    the engine is built (unknown ones, the workload's form, k, then ``check_options``); a workload
-    of user queries is turned into codes once ``with_schema`` has given the release's schema."""
+@dataclass(frozen=True)
+class WorkloadOptions(EngineOptions):
+    """Base of the options of the query engines: the workload, checked when read."""
 
-    name: ClassVar[str]
-    defaults: ClassVar[dict[str, Any]]
+    workload: Any = "3-way"
+
+    @classmethod
+    def read(cls, engine: str, options: Mapping[str, Any]) -> Self:
+        """As ``EngineOptions.read``, taking the old spelling of the workload too."""
+        return super().read(engine, read_old_spelling(options, cls.workload))
+
+    def __post_init__(self) -> None:
+        check_workload_option(self.workload)
+
+
+class WorkloadEngine(EngineBase):
+    """Base of the engines that answer a workload of counting queries. Options are checked when
+    the engine is built; a workload of user queries is turned into codes once ``with_schema`` has
+    given the release's schema."""
+
+    config: WorkloadOptions
 
     def __init__(self, options: Mapping[str, Any], schema: Schema | None = None) -> None:
-        reject_unknown_options(self.name, options, set(self.defaults))
-        self._options = {**self.defaults, **options}
-        check_workload_option(self._options["workload"])
-        check_order(self._options["k"])
+        super().__init__(options)
         self._schema = schema
-        self.check_options()
-
-    def check_options(self) -> None:
-        """Check the engine's own options (EngineError on a bad one)."""
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self._options)
 
     def with_schema(self, schema: Schema) -> WorkloadEngine:
-        return type(self)(self._options, schema)
+        return type(self)(self.options, schema)
 
     def workload(self, domain: Domain) -> list[WorkloadTable]:
-        return resolve_workload(self._options["workload"], self._options["k"], domain, self._schema)
+        return resolve_workload(self.config.workload, domain, self._schema)
