@@ -25,7 +25,7 @@ Workload and error: all 3-way marginals of the data set's columns; error = mean 
 total-variation distance (½ L1) between the normalised marginals of the original and of a
 synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
 
-* ``synth-mwem``: ``mwem``, k = 3, default options (candidates: the workload's 1-, 2- and 3-way
+* ``synth-mwem``: ``mwem``, workload ``"3-way"``, default options (candidates: the workload's 1-, 2- and 3-way
   tables; selection score minus the expected noise of measuring; rounds = the number of columns;
   ½ of each round's ε to select; passes by the work rule; the last estimate), pure ε-DP (δ = 0,
   Laplace), like SmartNoise's;
@@ -37,7 +37,7 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
 * ``synth-mwem-paper``: the paper's MWEM (3-way tables only, no penalty, explicit histogram,
   the average of the rounds' estimates); ``synth-mwem-paper-last``: the same with the last
   estimate;
-* ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with k = 3 and m = 6 rows (177,100
+* ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with workload ``"3-way"`` and m = 6 rows (177,100
   candidates), pure ε-DP;
 * ``synth-mst``, ``synth-aim`` (3-way workload): zCDP with δ = 1e-9;
 * ``snsynth-mwem``: SmartNoise-synth 1.0.8's MWEMSynthesizer (its ε, pure DP; one histogram over

@@ -101,6 +101,27 @@ def test_marginal_engines_need_zcdp():
         make_engine("mst").describe(curator, SILENT)
 
 
+@pytest.mark.parametrize("name", ["mst", "aim"])
+def test_marginal_engines_need_zcdp_before_anything_is_spent(name):
+    with pytest.raises(EngineError, match=f"engine '{name}' accounts in zero-concentrated DP and needs delta > 0"):
+        make_engine(name).check(("a", "b"), "epsilon")
+    make_engine(name).check(("a", "b"), "rho")
+
+
+@pytest.mark.parametrize("workload", ["4-way", {"a": 1}, 3, "marginals"])
+def test_aim_names_the_workload_spellings_it_knows(workload):
+    with pytest.raises(EngineError, match=r'is not known; use "1-way", "2-way", "3-way" or a list of column lists'):
+        make_engine("aim", {"workload": workload})
+
+
+def test_aim_measures_a_1_way_workload_like_the_other_engines_spell_it():
+    codes, domain = chain_data(2000)
+    result = make_engine("aim", {"workload": "1-way", "rounds": 8, "iterations": 20}).describe(
+        curator_for(codes, domain, 1.0), SILENT)
+    assert result.output.workload == tuple((name,) for name in domain.names)
+    assert all(len(m.attrs) == 1 for m in result.measurements)
+
+
 @pytest.mark.parametrize("engine", ["mst", "aim"])
 def test_end_to_end_release_decodes_to_the_original_domain(engine):
     df = mixed_table(3000)

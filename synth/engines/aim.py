@@ -139,9 +139,9 @@ class AIMOptions(EngineOptions):
     compress: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.workload, list) and self.workload not in ORDERS:
-            raise EngineError(f"workload {self.workload!r} is not known; use \"2-way\", \"3-way\" or a list of "
-                              "column lists.")
+        if not (isinstance(self.workload, list) or (isinstance(self.workload, str) and self.workload in ORDERS)):
+            raise EngineError(f"workload {self.workload!r} is not known; use \"1-way\", \"2-way\", \"3-way\" or a "
+                              "list of column lists.")
         megabytes("max_model_size", self.max_model_size)
         if self.rounds is not None:
             whole_number("rounds", self.rounds, 1)

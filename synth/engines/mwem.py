@@ -1,8 +1,8 @@
 """Engine ``mwem``: multiplicative weights with the exponential mechanism (Hardt, Ligett & McSherry,
 "A simple and practical algorithm for differentially private data release", NeurIPS 2012).
 
-The workload (``synth.engines.workload``) is a list of tables of counting queries: every k-way
-marginal (default, k = 3), or the user's queries (ranges, conjunctions). Budget (ε under pure or
+The workload (``synth.engines.workload``) is a list of tables of counting queries: every marginal
+of an order (default ``"3-way"``), or the user's queries (ranges, conjunctions). Budget (ε under pure or
 approximate DP, ρ under zCDP; exact splits, the last round takes exactly what is left):
 
 1. under add/remove, 2 % for a noisy row count n̂ (under replace-one the count is public);

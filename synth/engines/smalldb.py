@@ -3,8 +3,8 @@ The Algorithmic Foundations of Differential Privacy, §4.1).
 
 The exponential mechanism over every database of m rows drawn from the domain (every multiset
 of m cells of the full domain), each scored by its largest error over the workload's counting
-queries (``synth.engines.workload``: every cell of every k-way marginal, default k = 2, or of
-the user's query tables), scaled to n rows: u(x, y) = −max_q |q(x) − n·q(y)/m|
+queries (``synth.engines.workload``: every cell of every marginal of an order, default
+``"2-way"``, or of the user's query tables), scaled to n rows: u(x, y) = −max_q |q(x) − n·q(y)/m|
 (``Curator.select_small_database``; sensitivity 1 under add/remove and replace-one, derived
 there). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
 drawn with probability ∝ exp(u/β) by Gumbel report-noisy-max, which is the exponential
