@@ -18,9 +18,9 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class Description:
     rows: int | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def __repr__(self) -> str:
         spent = self.privacy.get("spent", {})
@@ -122,7 +122,7 @@ class Description:
         })
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Description":
+    def from_dict(cls, data: Any) -> Description:
         """Build and validate a Description from parsed JSON."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise DescriptionError(
@@ -233,12 +233,17 @@ class Description:
             ) from exc
         for key, value in accountant.spent().items():
             stated = spent.get(key)
-            numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (stated, value))
-            if not (math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15) if numbers else stated == value):
+            if not (math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15) if _is_number(stated) and _is_number(value)
+                    else stated == value):
                 raise DescriptionError(
                     f"the Description states {stated!r} spent as {key} but its ledger and budget give "
                     f"{value!r}; the file was altered. Do not share it."
                 )
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is an int or a float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:

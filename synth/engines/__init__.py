@@ -7,7 +7,7 @@ Description, the generator and the inspector find it here by name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from synth.engines.aim import AIMEngine
@@ -20,7 +20,7 @@ from synth.engines.smalldb import SmallDBEngine
 from synth.engines.uniform import UniformEngine
 from synth.errors import DescriptionError, EngineError
 
-ENGINES: dict[str, type[Engine]] = {engine.name: engine for engine in (
+ENGINES: dict[str, Callable[[Mapping[str, Any]], Engine]] = {engine.name: engine for engine in (
     IndependentEngine, MSTEngine, AIMEngine, PrivBayesEngine, UniformEngine, MWEMEngine, SmallDBEngine)}
 
 

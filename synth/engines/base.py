@@ -49,7 +49,10 @@ class EngineResult:
 
 class Engine(Protocol):
     name: ClassVar[str]
-    output_type: ClassVar[type[EngineOutput]]
+
+    @property
+    def output_type(self) -> type[EngineOutput]:
+        """The type of the engine's output (``EngineResult.output``), which reads it from a Description."""
 
     @property
     def options(self) -> dict[str, Any]:

@@ -55,8 +55,7 @@ from synth.curator import DEPENDENCE_SCORES, Curator
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, megabytes, positive, share, true_or_false, whole_number
-from synth.engines.output import (Structure, check_keys, output_of, read_names, read_number, read_whole,
-                                  reading_output)
+from synth.engines.output import Structure, check_keys, output_of, read_names, read_number, read_whole, reading_output
 from synth.engines.rows import COUNT_SHARE
 from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
@@ -220,7 +219,7 @@ class PrivBayesEngine(EngineBase):
             placed = [child for child, _ in network]
             tables = [(child, *parents) for child, parents in network]
 
-            def allowed(child: str, parents: tuple[str, ...]) -> bool:
+            def allowed(child: str, parents: tuple[str, ...], tables: list[tuple[str, ...]] = tables) -> bool:
                 cells = curator.domain.size((child,)) * math.prod(parent_sizes[p] for p in parents)
                 return cells <= max_cells and (not self.config.fit or model_size_mb(
                     curator.domain, [*tables, (child, *parents)]) <= self.config.max_model_size)

@@ -31,14 +31,14 @@ from typing import Any, Self
 import numpy as np
 
 from synth.cells import datetime_to_seconds
+from synth.column import Column
 from synth.engines.base import EngineBase
 from synth.engines.options import EngineOptions
+from synth.engines.output import read_names
 from synth.errors import EngineError
 from synth.kinds import NUMERIC_KINDS, Kind
-from synth.engines.output import read_names
 from synth.measurement import group_table, is_group_map
 from synth.model.domain import Domain
-from synth.column import Column
 from synth.schema import Schema
 
 ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}  # the workload of every marginal of that order
@@ -157,6 +157,7 @@ def _codes_in_range(column: Column, bounds: Any, number: int) -> np.ndarray:
     if not low <= high:
         raise EngineError(f"workload query {number}: the range of {column.name!r} has low > high ({bounds!r}).")
     edges = column.edges
+    assert column.upper is not None  # a numeric column has bounds
     inside = np.zeros(column.size, dtype=bool)
     inside[:-1] = (edges[1:] > low) & (edges[:-1] <= high)
     inside[-2] |= low <= column.upper <= high  # the last bin also holds the upper bound
@@ -165,7 +166,10 @@ def _codes_in_range(column: Column, bounds: Any, number: int) -> np.ndarray:
 
 def _codes_in_set(column: Column, values: Any, number: int) -> np.ndarray:
     """The codes of a categorical or boolean column listed in ``values`` (a boolean per code)."""
-    labels = list(column.categories) if column.kind == Kind.CATEGORICAL else [False, True]
+    labels: list[Any] = [False, True]
+    if column.kind == Kind.CATEGORICAL:
+        assert column.categories is not None  # a categorical column lists its categories
+        labels = list(column.categories)
     if not isinstance(values, list) or not values:
         raise EngineError(
             f"workload query {number}: column {column.name!r} is {column.kind.value}, so its condition is a "
