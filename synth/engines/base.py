@@ -48,6 +48,8 @@ class EngineResult:
 
 
 class Engine(Protocol):
+    """What the describer, the Description, the generator and the inspector ask of an engine."""
+
     name: ClassVar[str]
 
     @property

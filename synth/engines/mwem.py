@@ -68,7 +68,7 @@ from synth.engines.options import one_of, share, true_or_false, whole_number
 from synth.engines.output import check_keys, output_of, read_number, read_whole, reading_output
 from synth.engines.rows import count_rows
 from synth.engines.workload import WorkloadEngine, WorkloadOptions, WorkloadTable, downward_closure
-from synth.errors import EngineError
+from synth.errors import DescriptionError, EngineError
 from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.histogram import MultiplicativeWeights, replay_multiplicative_weights
@@ -143,15 +143,18 @@ class MWEMOutput:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        histogram = data.get("representation") == HISTOGRAM
+        representation = data.get("representation") if isinstance(data, Mapping) else None
+        if representation not in (HISTOGRAM, GRAPHICAL):
+            raise DescriptionError(f"the mwem output in the Description has representation {representation!r}, not "
+                                   f"{HISTOGRAM!r} or {GRAPHICAL!r}; use the file exactly as synth wrote it.")
+        histogram = representation == HISTOGRAM
         check_keys("mwem", data, ("representation", "cells", "total", "rounds", "selected", "workload")
                    + (("passes",) if histogram else ()))
         with reading_output("mwem"):
-            one_of("representation", data["representation"], (HISTOGRAM, GRAPHICAL))
             selected = data["selected"]
             if not isinstance(selected, list) or not all(isinstance(label, str) for label in selected):
                 raise TypeError(f"selected must be a list of table labels, got {selected!r}")
-            return cls(data["representation"], read_whole(data["cells"]), read_number(data["total"]),
+            return cls(representation, read_whole(data["cells"]), read_number(data["total"]),
                        read_whole(data["rounds"]), tuple(selected),
                        tuple(WorkloadTable.from_dict(item) for item in data["workload"]),
                        read_whole(data["passes"]) if histogram else None)

@@ -53,6 +53,10 @@ def keeps_the_release_contract(name: str, tmp_path: Path) -> synth.Description:
     path = save_description(description, tmp_path / "description.json")
     again = load_description(path)
     assert again.to_dict() == description.to_dict()
+    edited = description.to_dict()
+    edited["engine"]["output"]["edited"] = True
+    with pytest.raises(DescriptionError, match=r"unknown key\(s\) \['edited'\]"):
+        synth.Description.from_dict(edited)  # the engine's output is checked on load
     synthetic = synth.generate(again, rows=50, seed=1)
     assert isinstance(synthetic, pd.DataFrame) and synthetic.shape == (50, 3)
     assert list(synthetic.columns) == list(description.schema.output_names)
@@ -113,3 +117,20 @@ def test_a_description_of_an_engine_this_synth_lacks_is_refused(toy_registered: 
     monkeypatch.delitem(ENGINES, toy_registered)
     with pytest.raises(DescriptionError, match="made by engine 'toy', which this synth does not have"):
         load_description(path)
+
+
+@pytest.mark.parametrize("name,edit", [
+    ("mst", lambda output: output.update(tree=[["colour", "size", "flag"]])),
+    ("aim", lambda output: output.update(rounds="4")),
+    ("aim", lambda output: output.update(expansion={"size": ["many"]})),
+    ("privbayes", lambda output: output.update(parent_groups={"size": ["low", "high"]})),
+    ("mwem", lambda output: output.update(representation="sparse")),
+    ("mwem", lambda output: output.pop("passes")),
+    ("smalldb", lambda output: output.update(database=[[0.5]])),
+    ("smalldb", lambda output: output["workload"].append({"attrs": ["colour"], "groups": {"size": [0, 1]}})),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_a_damaged_engine_output_is_refused_on_load(name: str, edit: Any) -> None:
+    data = _described(name).to_dict()
+    edit(data["engine"]["output"])
+    with pytest.raises(DescriptionError, match=f"the {name} output in the Description"):
+        synth.Description.from_dict(data)
