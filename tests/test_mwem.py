@@ -15,7 +15,7 @@ from synth.cli import main
 from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.engines import make_engine
-from synth.engines.workload import WorkloadTable, downward_closure, marginal_workload, query_workload
+from synth.engines.workload import WorkloadTable, downward_closure, marginal_workload, resolve_workload
 from synth.errors import EngineError
 from synth.generate import fit_model, generate
 from synth.model.measured import fit_measurements
@@ -148,8 +148,8 @@ def adult_like(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
 
 def test_user_queries_become_two_group_tables():
     _, schema = adult_like(10)
-    (ranged, conjunction) = query_workload([{"age": [17, 35]}, {"income": [">50K"], "sex": ["Male", "Female"]}],
-                                           schema)
+    (ranged, conjunction) = resolve_workload([{"age": [17, 35]}, {"income": [">50K"], "sex": ["Male", "Female"]}],
+                                             Domain(schema.names, schema.sizes), schema)
     edges = schema.column("age").edges  # 8 bins of 9 or 10 years, then the missing code
     inside = (edges[1:] > 17) & (edges[:-1] <= 35)
     assert ranged.attrs == ("age",) and ranged.groups["age"].tolist() == [0 if b else 1 for b in inside] + [1]
@@ -328,3 +328,26 @@ def test_the_old_workload_spelling_is_read_in_profiles_and_descriptions():
     np.testing.assert_array_equal(fit_model(old).counts, fit_model(description).counts)
     with pytest.raises(EngineError, match='k must be 1, 2 or 3.*workload = "2-way"'):
         make_engine("mwem", {"workload": "marginals", "k": 5})
+
+
+@pytest.mark.parametrize("name", ["aim", "mwem", "smalldb"])
+@pytest.mark.parametrize("workload", ["1-way", "2-way", "3-way", [["a", "b"], ["c"]]])
+def test_every_workload_engine_takes_the_same_spellings(name, workload):
+    engine = make_engine(name, {"workload": workload})
+    assert engine.options["workload"] == workload
+    engine.check(("a", "b", "c"), "rho")
+    with pytest.raises(EngineError, match=r"workload marginal \['a', 'ghost'\] names unknown or repeated columns"):
+        make_engine(name, {"workload": [["a", "ghost"]]}).check(("a", "b", "c"), "rho")  # before anything is spent
+
+
+def test_mwem_measures_listed_marginals_beside_queries():
+    df, schema = adult_like(3000)
+    profile = Profile(schema=schema, epsilon=2.0, delta=1e-6, engine="mwem", seed=2,
+                      engine_options={"workload": [["sex", "age"], {"income": [">50K"]}], "rounds": 2,
+                      "candidates": "workload"})
+    description = describe(df, profile, report_to=None)
+    marginal, query = description.engine_output.workload
+    assert marginal.attrs == ("age", "sex") and not marginal.groups  # a whole marginal, in table order
+    assert query.attrs == ("income",) and query.groups["income"].tolist() == [1, 0, 1, 1]
+    measured = [m.attrs for m in description.measurements if m.attrs]
+    assert sorted(measured) == [("age", "sex"), ("income",)]

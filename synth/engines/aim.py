@@ -45,7 +45,7 @@ from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
 from synth.engines.output import check_keys, output_of, read_names, read_whole, reading_output
-from synth.engines.workload import ORDERS
+from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
 from synth.model.compression import check_expansion, compress_one_way, expansion_weights
@@ -74,7 +74,7 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool =
     """
     names = domain.names
     if not isinstance(spec, str):
-        return listed_workload(spec, names), None
+        return listed_marginals(spec, names), None
     order = min(ORDERS[spec], len(names))
     workload = [q for q in itertools.combinations(names, order) if domain.size(q) <= max_cells]
     if not workload and explicit:
@@ -100,21 +100,6 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool =
             f"cells, so column(s) {short} enter its workload through smaller marginals ({len(fallback)} of them). "
             "Set workload or max_cells in [engine_options] to choose otherwise.")
     return workload + fallback, note
-
-
-def listed_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
-    """A workload given as a list of column lists, checked against the column names (a public
-    fact); each marginal's columns in table order."""
-    if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
-        raise EngineError("workload must be \"2-way\", \"3-way\" or a non-empty list of non-empty column lists.")
-    workload = []
-    for query in spec:
-        unknown = [c for c in query if c not in names]
-        if unknown or len(set(query)) != len(query):
-            raise EngineError(f"workload marginal {query} names unknown or repeated columns {unknown}; "
-                              f"the columns are {list(names)}.")
-        workload.append(tuple(sorted(query, key=names.index)))
-    return workload
 
 
 def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
@@ -193,7 +178,7 @@ class AIMEngine(EngineBase):
     def check(self, names: tuple[str, ...], budget_unit: str) -> None:
         super().check(names, budget_unit)
         if isinstance(self.config.workload, list):
-            listed_workload(self.config.workload, names)
+            listed_marginals(self.config.workload, names)
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         self.check(curator.domain.names, curator.budget_unit)

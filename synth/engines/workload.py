@@ -122,23 +122,41 @@ def downward_closure(workload: Sequence[WorkloadTable]) -> list[WorkloadTable]:
     return list(seen.values())
 
 
+def listed_marginals(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
+    """A workload given as a list of column lists, checked against the column names (a public
+    fact); each marginal's columns in table order."""
+    if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
+        raise EngineError("workload must be \"1-way\", \"2-way\", \"3-way\" or a non-empty list of non-empty "
+                          "column lists.")
+    workload = []
+    for query in spec:
+        unknown = [c for c in query if c not in names]
+        if unknown or len(set(query)) != len(query):
+            raise EngineError(f"workload marginal {query} names unknown or repeated columns {unknown}; "
+                              f"the columns are {list(names)}.")
+        workload.append(tuple(sorted(query, key=names.index)))
+    return workload
+
+
 def check_workload_option(spec: Any) -> None:
-    """Check the form of a ``workload`` option before anything is spent: "1-way", "2-way",
-    "3-way", or a non-empty list of non-empty tables {column: condition}."""
+    """Check the form of a query engine's ``workload`` option before anything is spent: "1-way",
+    "2-way", "3-way", or a non-empty list whose items are column lists (their marginals) or
+    non-empty tables {column: condition} (queries)."""
     if isinstance(spec, str) and spec in ORDERS:
         return
     if not isinstance(spec, list) or not spec:
         raise EngineError(
             "workload must be \"1-way\", \"2-way\" or \"3-way\" (every marginal of that order) or a "
-            "non-empty list of queries such as "
-            "[{age = [30, 39]}, {sex = [\"Female\"], income = [\">50K\"]}]; got "
+            "non-empty list of column lists (marginals) and queries, such as "
+            "[[\"age\", \"sex\"], {age = [30, 39]}, {sex = [\"Female\"], income = [\">50K\"]}]; got "
             f"{'an empty list' if spec == [] else repr(spec)}."
         )
     for number, query in enumerate(spec, 1):
-        if not isinstance(query, Mapping) or not query:
+        marginal = isinstance(query, list) and query and all(isinstance(name, str) for name in query)
+        if not marginal and (not isinstance(query, Mapping) or not query):
             raise EngineError(
-                f"workload query {number} must be a table of {{column = condition}} with at least one "
-                f"column, e.g. {{age = [30, 39]}}; got {query!r}."
+                f"workload item {number} must be a list of columns, e.g. [\"age\", \"sex\"], or a table of "
+                f"{{column = condition}} with at least one column, e.g. {{age = [30, 39]}}; got {query!r}."
             )
 
 
@@ -184,41 +202,43 @@ def _codes_in_set(column: Column, values: Any, number: int) -> np.ndarray:
     return inside
 
 
-def query_workload(spec: Sequence[Mapping[str, Any]], schema: Schema) -> list[WorkloadTable]:
-    """User queries (conjunctions of per-column conditions) as two-group tables, in the schema's
-    column order. A numeric column's condition is a range [low, high]: the bins that overlap it
-    (align ranges with bin edges for exact answers); a categorical or boolean column's is a list
-    of values. Missing cells never meet a condition."""
-    check_workload_option(list(spec))
-    workload = []
-    for number, query in enumerate(spec, 1):
-        unknown = [name for name in query if name not in schema.names]
-        if unknown:
-            raise EngineError(f"workload query {number} names unknown column(s) {unknown}; the columns are "
-                              f"{list(schema.names)}.")
-        groups = {}
-        for name in sorted(query, key=schema.names.index):
-            column = schema.column(name)
-            pick = _codes_in_range if column.kind in NUMERIC_KINDS else _codes_in_set
-            inside = pick(column, query[name], number)
-            if not inside.any():
-                raise EngineError(f"workload query {number}: no value of column {name!r} meets {query[name]!r}; "
-                                  "widen the condition or drop the query.")
-            groups[name] = np.where(inside, 0, 1).astype(np.int64)  # one group when every code meets it
-        workload.append(WorkloadTable(tuple(groups), groups))
-    return workload
+def query_table(query: Mapping[str, Any], schema: Schema, number: int) -> WorkloadTable:
+    """A user query (a conjunction of per-column conditions; ``number``: its place in the workload)
+    as a two-group table, in the schema's column order. A numeric column's condition is a range
+    [low, high]: the bins that overlap it (align ranges with bin edges for exact answers); a
+    categorical or boolean column's is a list of values. Missing cells never meet a condition."""
+    unknown = [name for name in query if name not in schema.names]
+    if unknown:
+        raise EngineError(f"workload query {number} names unknown column(s) {unknown}; the columns are "
+                          f"{list(schema.names)}.")
+    groups = {}
+    for name in sorted(query, key=schema.names.index):
+        column = schema.column(name)
+        pick = _codes_in_range if column.kind in NUMERIC_KINDS else _codes_in_set
+        inside = pick(column, query[name], number)
+        if not inside.any():
+            raise EngineError(f"workload query {number}: no value of column {name!r} meets {query[name]!r}; "
+                              "widen the condition or drop the query.")
+        groups[name] = np.where(inside, 0, 1).astype(np.int64)  # one group when every code meets it
+    return WorkloadTable(tuple(groups), groups)
 
 
 def resolve_workload(spec: Any, domain: Domain, schema: Schema | None) -> list[WorkloadTable]:
-    """The workload an engine option asks for: every marginal of an order, or the user's queries
-    (which need the schema to turn values into codes)."""
+    """The workload an engine option asks for: every marginal of an order, or a list of marginals
+    (column lists) and user queries (which need the schema to turn values into codes)."""
     check_workload_option(spec)
     if isinstance(spec, str):
         return marginal_workload(domain, ORDERS[spec])
-    if schema is None:
-        raise EngineError("a workload of user queries needs the release's schema to find the codes of "
-                          "their values; describe the table through synth.describe or the CLI.")
-    return query_workload(spec, schema)
+    workload = []
+    for number, item in enumerate(spec, 1):
+        if isinstance(item, list):
+            workload.append(WorkloadTable(listed_marginals([item], domain.names)[0]))
+            continue
+        if schema is None:
+            raise EngineError("a workload of user queries needs the release's schema to find the codes of "
+                              "their values; describe the table through synth.describe or the CLI.")
+        workload.append(query_table(item, schema, number))
+    return workload
 
 
 @dataclass(frozen=True)
@@ -246,6 +266,14 @@ class WorkloadEngine(EngineBase):
     def __init__(self, options: Mapping[str, Any], schema: Schema | None = None) -> None:
         super().__init__(options)
         self._schema = schema
+
+    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+        """Refuse, before anything is spent, a listed marginal naming columns the table lacks."""
+        super().check(names, budget_unit)
+        spec = self.config.workload
+        marginals = [item for item in spec if isinstance(item, list)] if isinstance(spec, list) else []
+        if marginals:
+            listed_marginals(marginals, names)
 
     def with_schema(self, schema: Schema) -> WorkloadEngine:
         return type(self)(self.options, schema)
