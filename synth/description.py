@@ -7,8 +7,9 @@ the privacy budget, what was spent and the full ledger, and where each column's 
 from. Everything derived from it is post-processing. It must never hold a statistic of the
 private data that did not pass through a DP mechanism (no exact counts, no file hashes).
 
-``load_description`` validates a file before anything uses it: format, version, types, measurement
-shapes against the domain, and that the stated totals equal the sum of the ledger.
+``load_description`` validates a file before anything uses it: format, version, types, the engine's
+options and output (read back by the engine that wrote them), measurement shapes against the
+domain, and that the stated totals equal the sum of the ledger.
 """
 
 from __future__ import annotations
