@@ -273,10 +273,9 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
     from synth.description import load_description
     from synth.inspect import inspect_report, inspect_text
-
-    from synth import api
 
     description = load_description(args.description)
     if args.report is None:

@@ -47,14 +47,21 @@ import numpy as np
 import pandas as pd
 
 from synth.bounds import locate_bounds
-from synth.cells import (CELL_CLASSES, SHAPE_CELLS, classify_cells, classify_shapes, parse_values, shape_from_counts,
-                         text_counts)
+from synth.cells import (
+    CELL_CLASSES,
+    SHAPE_CELLS,
+    classify_cells,
+    classify_shapes,
+    parse_values,
+    shape_from_counts,
+    text_counts,
+)
+from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
@@ -465,10 +472,10 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             columns[name] = replace(column, missing=vote.missing, shape=shape)
         findings[name] = finding
     if reserve > 0 and first_pass:
-        shares = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
+        again = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
         for name in progress.track(list(first_pass), "looking again for text values under DP", len(first_pass)):
             earlier, distinct = first_pass[name]
-            column, findings[name], _ = discover_categories(name, df[name], counts, shares[name], deltas[name] / passes,
+            column, findings[name], _ = discover_categories(name, df[name], counts, again[name], deltas[name] / passes,
                                                             missing_markers, votes[name], distinct, earlier)
             if column is not None:
                 columns[name] = replace(column, missing=votes[name].missing)
