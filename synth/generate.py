@@ -38,6 +38,7 @@ from synth.engines import released_by
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
 from synth.model.bayesian_network import BayesianNetwork
 from synth.model.compression import ExpandedModel
+from synth.model.derived import DerivedModel
 from synth.model.graphical import GraphicalModel
 from synth.model.histogram import HistogramModel
 from synth.model.interface import Model
@@ -69,6 +70,8 @@ def _model_summary(model: Model) -> str:
     if isinstance(model, ExpandedModel):
         inner = _model_summary(model.model)
         return f"{inner}, {len(model.compression)} column(s) compressed" if model.compression else inner
+    if isinstance(model, DerivedModel):
+        return f"{_model_summary(model.model)} with {len(model.model.domain) - len(model.base)} derived coarse column(s)"
     if isinstance(model, GraphicalModel):
         fitted = f", fitted in {model.fit.iterations} iterations" if model.fit is not None else ""
         return (f"graphical model on {len(model.cliques)} cliques ({model.junction_tree.size_mb:.3g} MiB){fitted}")

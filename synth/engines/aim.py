@@ -21,6 +21,18 @@ A round's budget is ρ/T at first (T rounds; 90 % measurement, 10 % selection); 
 takes exactly what is left. The fitted model is only used to choose; the Description holds the
 measurements, and generation refits them.
 
+Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
+offered on a few groups of its codes. After the 1-way measurements, each column with more than
+twice ``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
+stretches of about equal noisy mass (post-processing of the charged 1-way counts). Every marginal
+of the whole workload (before ``max_cells`` drops the large ones) then also enters the candidates
+with its large columns on their groups, when that coarse table has at most ``max_cells`` cells. A
+coarse candidate is scored, measured and annealed like any other, on its groups (its cells are
+fewer, so its noise penalty is smaller): a relation between large columns that a full table
+would drown in noise can be measured where it shows, e.g. age × hours-per-week × income on 16
+groups of age and of hours. The model holds a measured coarse column as a derived column
+(``synth.model.derived``), so a coarse table costs the model what it measured, not the full table.
+
 With ``compress`` (the AIM authors' advice for domains with rare values), the 1-way measurements
 also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
 three noise deviations, ``synth.model.compression``): they are merged into one code, the workload
@@ -33,6 +45,7 @@ them (post-processing of the charged 1-way measurements), not evenly.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +62,10 @@ from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
 from synth.model.compression import check_expansion, compress_one_way, expansion_weights
+from synth.model.derived import DerivedColumns, fit_derived
 from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
 from synth.model.measured import fit_measurements
@@ -111,6 +126,40 @@ def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ..
     return {c: float(sum(holding[a] for a in c)) for c in sorted(closure, key=lambda c: (len(c), c))}
 
 
+def coarse_map(noisy: np.ndarray, groups: int) -> np.ndarray:
+    """Codes cut, in code order, into at most ``groups`` stretches of about equal noisy mass (the
+    noisy 1-way counts clipped at zero, each code placed by the middle of its mass); the groups
+    numbered 0..k-1, every one used."""
+    mass = np.clip(np.asarray(noisy, dtype=float), 0.0, None) + 1e-9  # a code of no mass still has a place
+    middle = np.cumsum(mass) - mass / 2
+    raw = np.minimum((groups * middle / mass.sum()).astype(np.int64), groups - 1)
+    return np.unique(raw, return_inverse=True)[1].astype(np.int64)
+
+
+Coarse = tuple[tuple[str, int], ...]  # (column, groups) pairs of a candidate's coarsened columns
+Candidate = tuple[tuple[str, ...], Coarse]
+
+
+def coarse_candidates(spec: Any, domain: Domain, max_cells: int, maps: Mapping[tuple[str, int], np.ndarray],
+                      resolutions: Sequence[int]) -> dict[Candidate, float]:
+    """Marginals of the whole workload (``spec``, before ``max_cells`` drops any) with their large
+    columns on coarse groups, one candidate per resolution, when the coarse table has at most
+    ``max_cells`` cells; each weighted by its overlap with the whole workload."""
+    if isinstance(spec, str):
+        whole = list(itertools.combinations(domain.names, min(ORDERS[spec], len(domain.names))))
+    else:
+        whole = listed_marginals(spec, domain.names)
+    out: dict[Candidate, float] = {}
+    for c, weight in candidate_weights(whole).items():
+        for groups in resolutions:
+            coarse = tuple((a, groups) for a in c if (a, groups) in maps)
+            cells = math.prod(int(maps[(a, groups)].max()) + 1 if (a, groups) in maps else domain.size((a,))
+                              for a in c)
+            if coarse and cells <= max_cells:
+                out[(c, coarse)] = weight
+    return out
+
+
 @dataclass(frozen=True)
 class AIMOptions(EngineOptions):
     """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
@@ -122,6 +171,7 @@ class AIMOptions(EngineOptions):
     rounds: int | None = None
     iterations: int = 100
     compress: bool = False
+    coarse_groups: Any = 16
 
     def __post_init__(self) -> None:
         if not (isinstance(self.workload, list) or (isinstance(self.workload, str) and self.workload in ORDERS)):
@@ -133,6 +183,14 @@ class AIMOptions(EngineOptions):
         whole_number("iterations", self.iterations, 1)
         whole_number("max_cells", self.max_cells, 1)
         true_or_false("compress", self.compress)
+        for groups in self.resolutions:
+            whole_number("coarse_groups", groups, 2)
+
+    @property
+    def resolutions(self) -> tuple[int, ...]:
+        """The numbers of groups that coarse candidates cut a large column into (0 or []: no coarse candidates)."""
+        groups = self.coarse_groups
+        return tuple(groups) if isinstance(groups, list) else () if groups in (None, 0) else (groups,)
 
 
 @dataclass(frozen=True)
@@ -205,9 +263,27 @@ class AIMEngine(EngineBase):
             workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                               self._explicit)
         domain = curator.domain
-        candidates = candidate_weights(workload)
+        candidates: dict[Candidate, float] = {(c, ()): w for c, w in candidate_weights(workload).items()}
+        coarse_maps = {(m.attrs[0], groups): coarse_map(m.values, groups)  # post-processing of the 1-way counts
+                       for groups in self.config.resolutions for m in measurements
+                       if len(m.attrs) == 1 and m.values.size > 2 * groups}
+        candidates.update(coarse_candidates(self.config.workload, domain, self.config.max_cells, coarse_maps,
+                                            self.config.resolutions))
+        derived = DerivedColumns.of(domain, [(a, m) for (a, _), m in coarse_maps.items()]) if coarse_maps else None
+        model_domain = domain if derived is None else derived.domain
         iterations = self.config.iterations
-        model = fit_graphical_model(domain, measurements, iterations=iterations)
+
+        def refit(warm_start: GraphicalModel | None = None) -> GraphicalModel:
+            if derived is None:
+                return fit_graphical_model(domain, measurements, iterations=iterations, warm_start=warm_start)
+            return fit_derived(domain, measurements, derived, iterations=iterations, warm_start=warm_start)
+
+        def in_model(key: Candidate) -> tuple[str, ...]:
+            """The candidate's columns in the model: each coarsened column as its derived column."""
+            named = {a: derived.name(a, coarse_maps[(a, g)]) for a, g in key[1]} if derived else {}
+            return tuple(named.get(a, a) for a in key[0])
+
+        model = refit()
         selected: list[tuple[str, ...]] = []
         cap = self.config.max_model_size
         exact_sizes = len(candidates) <= EXACT_SIZE_CANDIDATES
@@ -219,28 +295,31 @@ class AIMEngine(EngineBase):
                 rho_measure, rho_select = split_budget(remaining, [MEASURE_SHARE, 1 - MEASURE_SHARE])
                 last = True
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
-            cliques = [m.attrs for m in measurements]
             limit = cap * spent_share
             tree = model.junction_tree
-            allowed = [c for c in candidates if tree.containing(c) is not None or (
-                domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
+            cliques = list(tree.cliques)
+            shown = {key: in_model(key) for key in candidates}
+            allowed = [key for key, c in shown.items() if tree.containing(c) is not None or (
+                model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
-                     or (exact_sizes and model_size_mb(domain, cliques + [c]) <= limit)))]  # or triangulating
+                     or (exact_sizes and model_size_mb(model_domain, cliques + [c]) <= limit)))]  # or triangulating
             penalty = curator.expected_absolute_noise(rho_measure)
-            before = [model.marginal(c) for c in allowed]
+            coarsenings = [{a: coarse_maps[(a, g)] for a, g in key[1]} for key in allowed]
+            before = [model.marginal(shown[key]) for key in allowed]
             choice = curator.select_marginal(
-                allowed, before, rho_select,
-                weights=[candidates[c] for c in allowed],
-                penalties=[penalty * domain.size(c) for c in allowed],
+                [key[0] for key in allowed], before, rho_select,
+                weights=[candidates[key] for key in allowed],
+                penalties=[penalty * table.size for table in before],
+                coarsenings=coarsenings,
             )
             chosen = allowed[choice]
-            measurements.append(curator.measure_marginal(chosen, rho_measure))
-            selected.append(chosen)
-            model = fit_graphical_model(domain, measurements, iterations=iterations, warm_start=model)
-            moved = float(np.abs(model.marginal(chosen) - before[choice]).sum())
-            progress.message(f"aim round {len(selected)}: measured {list(chosen)} "
+            measurements.append(curator.measure_marginal(chosen[0], rho_measure, coarsening=coarsenings[choice]))
+            selected.append(chosen[0])
+            model = refit(model)
+            moved = float(np.abs(model.marginal(shown[chosen]) - before[choice]).sum())
+            progress.message(f"aim round {len(selected)}: measured {list(chosen[0])}{' (coarse)' if chosen[1] else ''} "
                              f"({curator.remaining() / rho_total:.0%} of the budget left)")
-            if not last and moved <= penalty * domain.size(chosen):
+            if not last and moved <= penalty * before[choice].size:
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
                            {name: tuple(weights.tolist()) for name, weights in expansion.items()})

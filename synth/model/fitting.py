@@ -271,6 +271,7 @@ def fit_graphical_model(
     warm_start: GraphicalModel | None = None,
     total: float | None = None,
     callback: Callback | None = None,
+    links: Sequence[tuple[tuple[str, ...], np.ndarray]] = (),
 ) -> GraphicalModel:
     """The graphical model over ``domain`` that best explains ``measurements`` (see the module docstring).
 
@@ -278,6 +279,9 @@ def fit_graphical_model(
     measurements over ``()`` (noisy row counts) only inform the total. ``callback(iteration,
     loss)`` is called after every accepted step. The result's ``fit`` holds the final loss, the
     number of iterations and whether the stopping rule (rather than ``iterations``) ended the fit.
+    ``links`` are fixed log-potentials (attribute set, table) that a cold start begins from, such as
+    the structural zeros tying a derived column to its source (``synth.model.derived``); their
+    attribute sets join the model's cliques.
     """
     measurements = list(measurements)
     for m in measurements:
@@ -289,10 +293,13 @@ def fit_graphical_model(
     if iterations < 0:
         raise ValueError(f"iterations must be at least 0; got {iterations}")
     measured = [m for m in measurements if m.attrs]
-    tree = build_junction_tree(domain, [m.attrs for m in measured] + list(cliques or []))
+    tree = build_junction_tree(domain, [m.attrs for m in measured] + list(cliques or []) + [a for a, _ in links])
     plan, targets = _targets(domain, tree, measured)
     if warm_start is None:
         theta = [np.zeros(domain.shape(c)) for c in tree.cliques]
+        for attrs, table in links:
+            home = tree.containing(attrs)
+            theta[home] = theta[home] + align(table, attrs, tree.cliques[home])
     else:
         if warm_start.domain != domain:
             raise ValueError("the warm-start model was fitted on another domain; fit without warm_start")

@@ -15,6 +15,7 @@ import numpy as np
 from synth.defaults import FIT_ITERATIONS
 from synth.measurement import Measurement
 from synth.model.compression import ExpandedModel
+from synth.model.derived import DerivedModel, derived_for, fit_derived
 from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.independent import ProductModel, fit_product_model
@@ -36,5 +37,9 @@ def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compre
         return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
     if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
-    model = fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
+    derived = derived_for(domain, measurements)
+    model: Model = (fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
+                    if derived is None else
+                    DerivedModel(fit_derived(domain, measurements, derived, iterations=iterations, callback=callback),
+                                 domain))
     return ExpandedModel(model, domain.names, compression, expansion=expansion or {})

@@ -1,7 +1,7 @@
 """Fitted models as files: numpy arrays in an ``.npz`` archive with JSON metadata, and no pickle.
 
-``write_model`` stores a model (a graphical model, independent columns, a histogram, a Bayesian
-network, or any of them on compressed codes) with the caller's metadata and any extra text
+``write_model`` stores a model (a graphical model, possibly with derived coarse columns,
+independent columns, a histogram, a Bayesian network, or any of them on compressed codes) with the caller's metadata and any extra text
 (the generator stores the Description the model was fitted to); ``read_model`` reads it back
 with ``allow_pickle=False``, checking every shape against the structure the metadata states, so
 a damaged or foreign file is a ``ModelFileError``, never a wrong model. Arrays are stored
@@ -26,6 +26,7 @@ from synth.errors import ModelFileError
 from synth.files import atomic_write
 from synth.model.bayesian_network import BayesianNetwork, Conditional
 from synth.model.compression import ExpandedModel
+from synth.model.derived import DerivedModel
 from synth.model.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import FitSummary, GraphicalModel
@@ -62,6 +63,8 @@ def _encode(model: Model, key: str, arrays: Arrays) -> dict[str, Any]:
                 arrays[f"{key}/expansion/{j}"] = np.asarray(model.expansion[name], dtype=float)
         return {"type": "expanded", "names": list(model.names), "compressed": sorted(model.compression),
                 "expanded": sorted(model.expansion), "model": _encode(model.model, f"{key}/model", arrays)}
+    if isinstance(model, DerivedModel):
+        return {"type": "derived", "base": _domain_dict(model.base), "model": _encode(model.model, f"{key}/model", arrays)}
     if isinstance(model, GraphicalModel):
         for i, table in enumerate(model.log_potentials):
             arrays[f"{key}/potential/{i}"] = table
@@ -123,6 +126,13 @@ def _decode(meta: Mapping[str, Any], key: str, arrays: Mapping[str, np.ndarray])
         expansion = {name: _array(arrays, f"{key}/expansion/{names.index(name)}", compression[name].shape)
                      for name in meta.get("expanded", [])}
         return ExpandedModel(_decode(meta["model"], f"{key}/model", arrays), names, compression, expansion=expansion)
+    if kind == "derived":
+        base = Domain(tuple(meta["base"]["names"]), tuple(meta["base"]["sizes"]))
+        inner = _decode(meta["model"], f"{key}/model", arrays)
+        if not isinstance(inner, GraphicalModel) or (inner.domain.names[:len(base)], inner.domain.sizes[:len(base)]) != (
+                base.names, base.sizes):
+            raise ValueError("a model with derived columns must be a graphical model whose domain starts with its base")
+        return DerivedModel(inner, base)
     domain = Domain(tuple(meta["domain"]["names"]), tuple(meta["domain"]["sizes"]))
     if kind == "graphical":
         cliques = tuple(tuple(c) for c in meta["cliques"])
