@@ -297,7 +297,8 @@ class AIMEngine(EngineBase):
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
             limit = cap * spent_share
             tree = model.junction_tree
-            cliques = list(tree.cliques)
+            cliques = [m.attrs for m in measurements] if derived is None else (
+                [derived.rewrite(m).attrs for m in measurements] + [pair for pair, _ in derived.links()])
             shown = {key: in_model(key) for key in candidates}
             allowed = [key for key, c in shown.items() if tree.containing(c) is not None or (
                 model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
