@@ -27,7 +27,7 @@ import numpy as np
 
 from synth.measurement import Measurement
 from synth.model.domain import Domain
-from synth.model.fitting import fit_graphical_model
+from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import CalibratedTree, GraphicalModel
 from synth.model.interface import Evidence
 from synth.model.sampling import DEFAULT_SAMPLING, Sampling
@@ -135,9 +135,10 @@ def derived_for(domain: Domain, measurements: Sequence[Measurement],
     return DerivedColumns.of(domain, maps) if maps else None
 
 
-def fit_derived(domain: Domain, measurements: Sequence[Measurement], derived: DerivedColumns,
-                **options: object) -> GraphicalModel:
+def fit_derived(domain: Domain, measurements: Sequence[Measurement], derived: DerivedColumns, *,
+                iterations: int = 1000, tolerance: float = 1e-6, warm_start: GraphicalModel | None = None,
+                callback: Callback | None = None) -> GraphicalModel:
     """The graphical model over ``derived.domain`` fitted to ``measurements`` with their coarsened
-    columns read as derived columns (``options`` go to ``fit_graphical_model``)."""
-    return fit_graphical_model(derived.domain, [derived.rewrite(m) for m in measurements],
-                               links=derived.links(), **options)  # type: ignore[arg-type]
+    columns read as derived columns (the other arguments as in ``fit_graphical_model``)."""
+    return fit_graphical_model(derived.domain, [derived.rewrite(m) for m in measurements], iterations=iterations,
+                               tolerance=tolerance, warm_start=warm_start, callback=callback, links=derived.links())

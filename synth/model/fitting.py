@@ -299,6 +299,7 @@ def fit_graphical_model(
         theta = [np.zeros(domain.shape(c)) for c in tree.cliques]
         for attrs, table in links:
             home = tree.containing(attrs)
+            assert home is not None  # the links' attribute sets are cliques of the tree
             theta[home] = theta[home] + align(table, attrs, tree.cliques[home])
     else:
         if warm_start.domain != domain:
