@@ -272,7 +272,7 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth.conditions import read_conditions
     from synth.description import load_description
     from synth.model.sampling import check_sampling
-    from synth.tableio import check_table_output, write_table
+    from synth.tableio import check_table_output, write_table_chunks
 
     check_table_output(args.out, args.force)  # before any work
     check_sampling(args.sampling)
@@ -281,10 +281,10 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     read_conditions(description.schema, conditions)  # a wrong column or value is refused before a fit
     fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
                             report_to=None if args.quiet else sys.stderr)
-    synthetic = fitted.sample(args.rows, conditions, args.seed, args.sampling)
-    write_table(synthetic, args.out, force=args.force, missing_text=description.schema.missing_text)
+    chunks = fitted.sample_chunks(args.rows, conditions, args.seed, args.sampling)  # large tables: piece by piece
+    rows = write_table_chunks(chunks, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
-        print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
+        print(f"wrote {rows:,} synthetic rows to {args.out}")
 
 
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:

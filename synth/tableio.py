@@ -268,7 +268,50 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
     check_table_output(p, force)
     if table_format(p, OutputError) == "parquet":
         return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force, shared=True)
-    compression = "gzip" if p.name.lower().endswith(".gz") else None
-    sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+    sep, compression = _csv_output(p)
     return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression,
                                                  na_rep=missing_text), force, shared=True)
+
+
+def _csv_output(p: Path) -> tuple[str, str | None]:
+    """The delimiter and compression a CSV output's name asks for (tab for .tsv, gzip for .gz)."""
+    return "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ",", "gzip" if p.name.lower().endswith(".gz") else None
+
+
+def write_table_chunks(chunks: Iterable[pd.DataFrame], path: str | os.PathLike[str], force: bool = False,
+                       missing_text: str = "") -> int:
+    """Write consecutive tables of the same columns as one CSV or Parquet file, one table in memory
+    at a time, atomically (``write_table`` for a single table); the number of rows written.
+
+    Refused (OutputError) as ``check_table_output`` says."""
+    p = Path(path)
+    check_table_output(p, force)
+    pieces = iter(chunks)
+    first = next(pieces)
+    second = next(pieces, None)
+    if second is None:
+        write_table(first, p, force, missing_text)
+        return len(first)
+    rows = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal rows
+        if table_format(p, OutputError) == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            schema = pa.Schema.from_pandas(first, preserve_index=False)
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for chunk in (first, second, *pieces):
+                    writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
+                    rows += len(chunk)
+            return
+        sep, compression = _csv_output(p)
+        with (gzip.open(tmp, "wt", encoding="utf-8", newline="") if compression
+              else open(tmp, "w", encoding="utf-8", newline="")) as handle:
+            for i, chunk in enumerate((first, second, *pieces)):
+                chunk.to_csv(handle, index=False, header=i == 0, sep=sep, na_rep=missing_text)
+                rows += len(chunk)
+
+    atomic_write(p, write, force, shared=True)
+    return rows

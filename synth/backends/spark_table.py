@@ -29,6 +29,7 @@ from synth.tableio import checked_path, csv_layout, table_format
 
 LOCAL_MASTER = "local[*]"
 LOCAL_PARTITIONS = 4
+LOCAL_DRIVER_MEMORY = "2g"
 
 
 def spark_session(master: str | None = None):  # noqa: ANN201 (a SparkSession; pyspark is imported when used)
@@ -44,8 +45,10 @@ def spark_session(master: str | None = None):  # noqa: ANN201 (a SparkSession; p
     target = master or os.environ.get("SPARK_REMOTE") or os.environ.get("MASTER") or LOCAL_MASTER
     builder = SparkSession.builder.appName("synth")
     builder = builder.remote(target) if target.startswith("sc://") else builder.master(target)
-    if target.startswith("local"):  # one machine: a few shuffle partitions, not a cluster's 200
-        builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+    if target.startswith("local"):  # one machine: a few shuffle partitions, not a cluster's 200, and a
+        # driver heap that holds the counts of distinct code rows on their way to Python
+        builder = (builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+                   .config("spark.driver.memory", LOCAL_DRIVER_MEMORY))
     try:
         session = (builder.config("spark.sql.session.timeZone", "UTC")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
