@@ -25,7 +25,7 @@ Workload and error: all 3-way marginals of the data set's columns; error = mean 
 total-variation distance (½ L1) between the normalised marginals of the original and of a
 synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
 
-* ``synth-mwem``: ``mwem``, k = 3, default options (candidates: the workload's 1-, 2- and 3-way
+* ``synth-mwem``: ``mwem``, workload ``"3-way"``, default options (candidates: the workload's 1-, 2- and 3-way
   tables; selection score minus the expected noise of measuring; rounds = the number of columns;
   ½ of each round's ε to select; passes by the work rule; the last estimate), pure ε-DP (δ = 0,
   Laplace), like SmartNoise's;
@@ -37,7 +37,7 @@ synthetic table of as many rows (pgm_common.kway_tvds). Cases per data set:
 * ``synth-mwem-paper``: the paper's MWEM (3-way tables only, no penalty, explicit histogram,
   the average of the rounds' estimates); ``synth-mwem-paper-last``: the same with the last
   estimate;
-* ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with k = 3 and m = 6 rows (177,100
+* ``synth-smalldb`` (adult_coded3 only): ``smalldb`` with workload ``"3-way"`` and m = 6 rows (177,100
   candidates), pure ε-DP;
 * ``synth-mst``, ``synth-aim`` (3-way workload): zCDP with δ = 1e-9;
 * ``snsynth-mwem``: SmartNoise-synth 1.0.8's MWEMSynthesizer (its ε, pure DP; one histogram over
@@ -95,7 +95,7 @@ ENGINES = {  # case → (engine, options, delta)
     "synth-mwem-no-penalty": ("mwem", {"penalty": False}, 0.0),
     "synth-mwem-paper": ("mwem", PAPER, 0.0),
     "synth-mwem-paper-last": ("mwem", {**PAPER, "average": False}, 0.0),
-    "synth-smalldb": ("smalldb", {"k": 3, "size": SMALLDB_SIZE}, 0.0),
+    "synth-smalldb": ("smalldb", {"workload": "3-way", "size": SMALLDB_SIZE}, 0.0),
     "synth-mst": ("mst", {}, DELTA),
     "synth-aim": ("aim", {"workload": "3-way"}, DELTA),
 }
@@ -139,7 +139,6 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One synth run in this process: describe under DP, build the model as the generator does, sample."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import build_model
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
@@ -153,15 +152,15 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     start = time.perf_counter()
     accountant = Accountant(Budget(epsilon, delta))
     curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
-    engine = make_engine(engine_name, {"k": 3, **options} if engine_name == "mwem" else options)
+    engine = make_engine(engine_name, {"workload": "3-way", **options} if engine_name == "mwem" else options)
     result = engine.describe(curator, SILENT)
     output = result.output
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
-    model = build_model(engine_name, engine.options, output, model_domain, result.measurements, result.compression)
+    model = engine.build_model(model_domain, result)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     record = {"tool": "synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": delta,
-              "spent": accountant.spent(), "rounds": output.get("rounds"),
-              "representation": output.get("representation")}
+              "spent": accountant.spent(), "rounds": getattr(output, "rounds", None),
+              "representation": getattr(output, "representation", None)}
     return score(record, codes, synthetic, sizes, start)
 
 

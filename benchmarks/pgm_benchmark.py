@@ -65,7 +65,6 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One synth run in this process: describe under DP, fit, sample, score."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import build_model
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
@@ -78,9 +77,10 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     start = time.perf_counter()
     accountant = Accountant(Budget(epsilon, DELTA))
     curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(seed), Neighbouring()))
-    result = make_engine(engine_name, options).describe(curator, SILENT)
+    engine = make_engine(engine_name, options)
+    result = engine.describe(curator, SILENT)
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
-    model = build_model(engine_name, options, result.output, model_domain, result.measurements, result.compression)
+    model = engine.build_model(model_domain, result)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))  # the default sampler (rounded)
     seconds = time.perf_counter() - start
     spent = accountant.spent()

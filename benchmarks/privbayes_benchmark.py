@@ -57,8 +57,6 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One run in this process: describe under DP, build the model, sample, score."""
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import build_model
-    from synth.model.bayesian_network import network_structure
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
@@ -72,7 +70,7 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     engine = make_engine("privbayes", CASES[case])
     result = engine.describe(curator, SILENT)
     described = time.perf_counter() - start
-    model = build_model("privbayes", engine.options, result.output, domain, result.measurements, result.compression)
+    model = engine.build_model(domain, result)
     synthetic = model.sample(len(codes), np.random.default_rng(seed))
     seconds = time.perf_counter() - start
     return {
@@ -80,8 +78,8 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
         **_scores(codes, synthetic, list(sizes.values())),
         "seconds": seconds, "describe_seconds": described,
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "spent_epsilon": accountant.spent()["epsilon"], "network": network_structure(result.output["network"]),
-        "max_cells": result.output["max_cells"],
+        "spent_epsilon": accountant.spent()["epsilon"], "network": [[child, list(parents)] for child, parents in result.output.network],
+        "max_cells": result.output.max_cells,
     }
 
 

@@ -117,7 +117,7 @@ def main() -> None:
             lines.append(line)
     if args.no_record:
         return
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cores, memory = os.cpu_count(), psutil.virtual_memory().total / 2**30
     command = f"python benchmarks/scale_benchmark.py --rows {' '.join(map(str, args.rows))} --backends " \
               f"{' '.join(args.backends)} --engine {args.engine}"

@@ -43,7 +43,6 @@ def main() -> None:
 
     from synth.curator import CountRelease, Curator
     from synth.engines import make_engine
-    from synth.generate import fit_measurements
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
     from synth.neighbours import Neighbouring
@@ -55,10 +54,11 @@ def main() -> None:
     start = time.perf_counter()
     accountant = Accountant(Budget(args.epsilon, 1e-9))
     curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(args.seed), Neighbouring()))
-    result = make_engine("aim", {}).describe(curator, Progress(quiet=False))
+    engine = make_engine("aim", {})
+    result = engine.describe(curator, Progress(quiet=False))
     described = time.perf_counter() - start
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
-    model = fit_measurements(model_domain, result.measurements, result.compression)
+    model = engine.build_model(model_domain, result)
     synthetic = model.sample(len(codes), np.random.default_rng(args.seed))
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 import pandas as pd
 
@@ -39,7 +39,7 @@ from synth.tableio import parquet_available, read_table, write_table
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
 
-DataLike = pd.DataFrame | str | os.PathLike[str]
+DataLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
 KindsLike = Mapping[str, str] | None
 
@@ -226,7 +226,8 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
     (refused if they exist, unless ``force``), both checked before any work.
     """
-    from synth.evaluate import evaluate as _evaluate, write_report  # the evaluation stack: only when used
+    from synth.evaluate import evaluate as _evaluate  # the evaluation stack: only when used
+    from synth.evaluate import write_report
 
     outputs = [Path(p) for p in (report, json_path) if p is not None]
     for path in outputs:

@@ -32,10 +32,10 @@ from statistics import NormalDist
 import numpy as np
 
 from synth.cells import datetime_to_seconds, seconds_to_iso, weighted_bincount
+from synth.column import Column, number_text
 from synth.curator import CountRelease, NoisyCounts
 from synth.kinds import DomainSource, Kind
 from synth.privacy import split_budget
-from synth.column import Column, number_text
 
 FINE_BUCKETS = 256
 COARSE_WINDOWS = (1, 2, 4)  # runs of buckets tested for mass in the coarse histogram

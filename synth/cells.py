@@ -19,7 +19,7 @@ from __future__ import annotations
 import numbers
 import re
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ def datetime_to_seconds(value: Any) -> float:
             ) from None
     if isinstance(value, datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(UTC).replace(tzinfo=None)
         return (value - _EPOCH).total_seconds()
     if isinstance(value, date):
         return (datetime(value.year, value.month, value.day) - _EPOCH).total_seconds()
@@ -346,6 +346,7 @@ def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str
         return np.full(len(series), -1, dtype=np.int64)
     typed = _classify_typed(series)
     if ptypes.is_datetime64_any_dtype(series.dtype):
+        assert typed is not None  # a datetime column is typed
         timed = _datetime_array_seconds(series) % 86400 != 0
         return np.where(np.isin(typed, wanted), 3 * timed + 2, -1).astype(np.int64)
     labels, texts, is_missing = distinct_texts(series, missing_markers)

@@ -80,13 +80,13 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
                         "default: $SPARK_REMOTE, else $MASTER, else local[*]")
 
 
-def _source(args: argparse.Namespace, progress: Progress):  # noqa: ANN202 (a TableSource; imported when run)
+def _source(args: argparse.Namespace, progress: Progress):
     """The data file with its counting backend; which backend runs is said on the console."""
     from synth.backends.source import TableSource
 
     source = TableSource(str(args.data), args.backend, args.spark_master)
     backend, why = source.resolved()
-    if backend != "memory" or args.backend == "auto" and why.startswith("the file is"):
+    if backend != "memory" or (args.backend == "auto" and why.startswith("the file is")):
         progress.message(f"counting backend: {backend} ({why})")
     return source
 
@@ -304,10 +304,9 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
     from synth.description import load_description
     from synth.inspect import inspect_report, inspect_text
-
-    from synth import api
 
     description = load_description(args.description)
     if args.report is None:

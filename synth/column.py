@@ -17,6 +17,7 @@ since 1970-01-01 UTC. The columns of a release together make a ``synth.schema.Sc
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Iterable, Mapping
@@ -341,11 +342,11 @@ class Column:
         edges = self.edges
         if self.kind == Kind.INTEGER:
             names = [
-                str(int(a)) if b - a == 1 else f"[{int(a)}, {int(b)})" for a, b in zip(edges[:-1], edges[1:])
+                str(int(a)) if b - a == 1 else f"[{int(a)}, {int(b)})" for a, b in itertools.pairwise(edges)
             ]
         else:
             text = seconds_to_iso if self.kind == Kind.DATETIME else number_text
-            names = [f"[{text(a)}, {text(b)})" for a, b in zip(edges[:-1], edges[1:])]
+            names = [f"[{text(a)}, {text(b)})" for a, b in itertools.pairwise(edges)]
             names[-1] = names[-1][:-1] + "]"
         return (*names, *closing)
 

@@ -219,7 +219,7 @@ def values_in_ranges(schema: Schema, conditions: list[Condition], codes: np.ndar
             continue
         column = schema.column(condition.column)
         bins = codes[:, schema.names.index(column.name)]
-        starts, stops, whole = _bin_spans(column)
+        starts, stops, _ = _bin_spans(column)
         low = np.maximum(starts[bins], -math.inf if condition.low is None else condition.low)
         high = np.minimum(stops[bins], math.inf if condition.high is None else condition.high)
         values[column.name] = draw_numbers(column, low, high, high, np.zeros(len(bins), dtype=bool), rng)

@@ -49,16 +49,17 @@ discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approxim
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from synth.cells import weighted_bincount
 from synth.errors import EngineError
 from synth.measurement import MECHANISM_STD, Measurement, is_group_map
-from synth.neighbours import Neighbouring
 from synth.model.domain import Domain
+from synth.neighbours import Neighbouring
 from synth.privacy import (
     Accountant,
     Cost,
@@ -71,7 +72,6 @@ from synth.privacy import (
     laplace_cost,
     laplace_scale,
 )
-
 
 DEPENDENCE_SCORES = ("mi", "r")  # see the module docstring
 
@@ -175,9 +175,9 @@ class Curator:
             raise ValueError("weights must give a count of at least 0 for each row of codes")
         self._codes = np.asfortranarray(codes)  # columns contiguous: marginals read a few columns
         self._weights = None if weights is None else np.asarray(weights, dtype=np.int64)
-        self._rows = codes.shape[0] if weights is None else int(self._weights.sum())
+        self._rows = codes.shape[0] if self._weights is None else int(self._weights.sum())
         self._counts = counts
-        self._answers: dict[tuple, np.ndarray] = {}
+        self._answers: dict[tuple[Any, ...], np.ndarray] = {}
         self._cached_cells = 0
         self.domain = domain
 
@@ -206,7 +206,7 @@ class Curator:
         left = self.accountant.remaining()
         return left.rho if self.budget_unit == "rho" else left.epsilon
 
-    def compressed(self, maps: Mapping[str, np.ndarray]) -> "Curator":
+    def compressed(self, maps: Mapping[str, np.ndarray]) -> Curator:
         """A curator over the same rows with the codes of some columns merged by public ``maps``.
 
         ``maps[name][old_code]`` is the new code; new codes must be 0..k-1. The view shares the
@@ -233,7 +233,7 @@ class Curator:
             )
         return attrs
 
-    def _check_coarsening(self, coarsening: Mapping[str, np.ndarray] | None, attrs: Sequence[str]) -> dict[str, np.ndarray]:
+    def _check_coarsening(self, coarsening: Mapping[str, np.ndarray] | None, attrs: Collection[str]) -> dict[str, np.ndarray]:
         """The maps of ``coarsening`` (each for a column in ``attrs``), checked against the domain."""
         maps = {a: np.asarray(m) for a, m in (coarsening or {}).items()}
         for a, mapping in maps.items():
@@ -299,7 +299,7 @@ class Curator:
                                mechanism="exponential", sensitivity=sensitivity, noise_scale=scale, query=query)
         return int(self._counts.noise.noisy_max(scores, scale))
 
-    def select_marginal(self, candidates: Sequence[Sequence[str]], estimates: Sequence[np.ndarray],
+    def select_marginal(self, candidates: Sequence[tuple[str, ...]], estimates: Sequence[np.ndarray],
                         budget: float, weights: Sequence[float] | None = None,
                         penalties: Sequence[float] | None = None,
                         coarsenings: Sequence[Mapping[str, np.ndarray] | None] | None = None) -> int:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from synth.backends.base import CountingTable, as_table
+from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
@@ -30,7 +31,6 @@ from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
-from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn
 
@@ -195,7 +195,7 @@ def _leave_to_other(column: Column | UnmodelledColumn, other_label: str) -> Colu
     kept = tuple(c for c in categories if c != other_label)
     if not kept or len(kept) == len(categories):
         return column
-    return replace(column, categories=kept)
+    return replace(cast(Column, column), categories=kept)  # only a categorical column has categories
 
 
 def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progress = SILENT,
@@ -246,6 +246,7 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
                             "second_pass": list(discovery.second_pass),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
     else:
+        assert profile.schema is not None  # nothing to discover: the profile's schema has every column
         schema = profile.schema
         if not schema.columns:
             raise ProfileError("every column of the profile is an id or text column, so there is nothing to model; "

@@ -7,8 +7,9 @@ the privacy budget, what was spent and the full ledger, and where each column's 
 from. Everything derived from it is post-processing. It must never hold a statistic of the
 private data that did not pass through a DP mechanism (no exact counts, no file hashes).
 
-``load_description`` validates a file before anything uses it: format, version, types, measurement
-shapes against the domain, and that the stated totals equal the sum of the ledger.
+``load_description`` validates a file before anything uses it: format, version, types, the engine's
+options and output (read back by the engine that wrote them), measurement shapes against the
+domain, and that the stated totals equal the sum of the ledger.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from synth import __version__
+from synth.engines import released_by
+from synth.engines.base import EngineResult
+from synth.engines.output import EngineOutput
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
 from synth.kinds import DomainSource
@@ -46,7 +50,7 @@ class Description:
     measurements: tuple[Measurement, ...]
     engine: str
     engine_options: dict[str, Any]
-    engine_output: dict[str, Any]
+    engine_output: EngineOutput
     neighbouring: str
     privacy: dict[str, Any]
     ledger: tuple[LedgerEntry, ...]
@@ -54,7 +58,7 @@ class Description:
     rows: int | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def __repr__(self) -> str:
         spent = self.privacy.get("spent", {})
@@ -79,6 +83,11 @@ class Description:
         return Domain(self.schema.names, compressed_sizes(self.schema.names, self.schema.sizes, self.compression))
 
     @property
+    def result(self) -> EngineResult:
+        """What the engine released: its measurements, output and compression maps."""
+        return EngineResult(self.measurements, self.engine_output, self.compression)
+
+    @property
     def seeded(self) -> bool:
         return bool(self.noise.get("seeded", False))
 
@@ -100,7 +109,7 @@ class Description:
             "end_to_end_dp": self.end_to_end_dp,
             "domain_sources": self.domain_sources,
             "schema": self.schema.to_dict(),
-            "engine": {"name": self.engine, "options": self.engine_options, "output": self.engine_output},
+            "engine": {"name": self.engine, "options": self.engine_options, "output": self.engine_output.to_dict()},
             "privacy": {
                 **self.privacy,
                 "neighbouring": self.neighbouring,
@@ -114,7 +123,7 @@ class Description:
         })
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Description":
+    def from_dict(cls, data: Any) -> Description:
         """Build and validate a Description from parsed JSON."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise DescriptionError(
@@ -134,12 +143,14 @@ class Description:
             stated_totals = privacy.pop("ledger_totals")
             neighbouring = str(privacy.pop("neighbouring"))
             engine = data["engine"]
+            options = dict(engine.get("options") or {})
+            output = released_by(str(engine["name"]), options).output_type.from_dict(dict(engine.get("output") or {}))
             description = cls(
                 schema=schema,
                 measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
                 engine=str(engine["name"]),
-                engine_options=dict(engine.get("options") or {}),
-                engine_output=dict(engine.get("output") or {}),
+                engine_options=options,
+                engine_output=output,
                 neighbouring=neighbouring,
                 privacy=privacy,
                 ledger=ledger,
@@ -223,12 +234,17 @@ class Description:
             ) from exc
         for key, value in accountant.spent().items():
             stated = spent.get(key)
-            numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (stated, value))
-            if not (math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15) if numbers else stated == value):
+            if not (math.isclose(stated, value, rel_tol=1e-12, abs_tol=1e-15) if _is_number(stated) and _is_number(value)
+                    else stated == value):
                 raise DescriptionError(
                     f"the Description states {stated!r} spent as {key} but its ledger and budget give "
                     f"{value!r}; the file was altered. Do not share it."
                 )
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is an int or a float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def save_description(description: Description, path: str | os.PathLike[str], force: bool = False) -> Path:

@@ -46,16 +46,24 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from synth.bounds import locate_bounds
 from synth.backends.base import CountingTable, as_table
-from synth.cells import (CELL_CLASSES, SHAPE_CELLS, classify_cells, classify_shapes, parse_values, shape_from_counts,
-                         text_counts, weighted_bincount)
+from synth.bounds import locate_bounds
+from synth.cells import (
+    CELL_CLASSES,
+    SHAPE_CELLS,
+    classify_cells,
+    classify_shapes,
+    parse_values,
+    shape_from_counts,
+    text_counts,
+    weighted_bincount,
+)
+from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import split_budget
 from synth.progress import Progress
-from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
@@ -477,11 +485,11 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
             columns[name] = replace(column, missing=vote.missing, shape=shape)
         findings[name] = finding
     if reserve > 0 and first_pass:
-        shares = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
+        again = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
         for name in progress.track(list(first_pass), "looking again for text values under DP", len(first_pass)):
             earlier, distinct = first_pass[name]
             cells = table.column_cells(name)
-            column, findings[name], _ = discover_categories(name, cells.values, counts, shares[name],
+            column, findings[name], _ = discover_categories(name, cells.values, counts, again[name],
                                                             deltas[name] / passes, missing_markers, votes[name],
                                                             distinct, earlier, cells.weights)
             if column is not None:

@@ -16,12 +16,21 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from synth.cells import (FIRST_SECOND, LAST_SECOND, SHAPE_CELLS, classify_shapes, count_missing, infer_kinds,
-                         parse_values, shape_from_counts, text_counts)
+from synth.cells import (
+    FIRST_SECOND,
+    LAST_SECOND,
+    SHAPE_CELLS,
+    classify_shapes,
+    count_missing,
+    infer_kinds,
+    parse_values,
+    shape_from_counts,
+    text_counts,
+)
+from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.errors import SchemaError
 from synth.kinds import DomainSource, Kind
 from synth.profile import DRAFT_MAX_CATEGORIES, Profile
-from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.schema import Schema
 from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts

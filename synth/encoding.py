@@ -30,7 +30,6 @@ from synth.errors import SchemaError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.textshape import decimals_for, rounded_inside, shaped
 
-
 # --- Encoding report ---------------------------------------------------------------------------
 
 
@@ -195,6 +194,7 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
         if missing.any():
             return shaped(pd.Series(pd.arrays.BooleanArray(truth, missing)), column.kind, column.shape)
         return shaped(pd.Series(truth, dtype=bool), column.kind, column.shape)
+    assert column.bins is not None and column.upper is not None  # a numeric column has bins and bounds
     bins = np.minimum(codes, column.bins - 1)  # MISSING rows draw a throwaway value, masked below
     if column.kind == Kind.DATETIME:
         starts, stops = column.second_ranges

@@ -56,7 +56,7 @@ def _new_temporary(folder: Path, name: str, mode: int) -> Path:
         return tmp
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], force: bool = False,
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], force: bool = False,
                  shared: bool = False) -> Path:
     """Call ``write(tmp_path)`` and rename the temporary file to ``path`` once it succeeded.
 

@@ -5,11 +5,10 @@ as private as the Description. Rows are sampled from the fitted model, by defaul
 counts per parent configuration (the model's marginals within rounding), or i.i.d. on request
 (``sampling``, see ``synth.model.sampling``; never by deterministic, unshuffled rounding, which
 invents correlations), and decoded to values of each column's type.
-A PrivBayes Description (its engine output has a "network") is sampled from its Bayesian network
-unless its ``fit`` option asks for the graphical-model fit; an MWEM Description with an explicit
-histogram is replayed into that histogram; a SmallDB Description resamples its small database; a
-Description without measurements
-(engine ``random``) is uniform over the domain and needs the number of rows to be given.
+Which model a Description stands for is its engine's to say (``Engine.build_model``: most fit the
+measurements; a Bayesian network, a replayed histogram or a small database are others); a
+Description without measurements is uniform over the domain and needs the number of rows to be
+given.
 
 ``fit`` returns a ``FittedModel``: the Description with its model, which samples any number of
 rows, optionally under conditions (exact conditional sampling, see ``synth.conditions``), and
@@ -24,7 +23,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +34,12 @@ from synth import __version__
 from synth.conditions import condition_text, evidence, read_conditions, values_in_ranges
 from synth.defaults import FIT_ITERATIONS
 from synth.description import Description, load_description
+from synth.engines import released_by
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
-from synth.measurement import Measurement
-from synth.model.bayesian_network import BayesianNetwork, network_from_measurements, network_structure
-from synth.model.compression import ExpandedModel, check_expansion
-from synth.model.domain import Domain
-from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.bayesian_network import BayesianNetwork
+from synth.model.compression import ExpandedModel
 from synth.model.graphical import GraphicalModel
-from synth.model.histogram import HistogramModel, database_model, replay_multiplicative_weights
-from synth.model.independent import ProductModel, fit_product_model
+from synth.model.histogram import HistogramModel
 from synth.model.interface import Model
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model, write_model
@@ -53,62 +49,13 @@ MAX_ROWS = 100_000_000
 CHUNK_ROWS = 1_000_000  # rows sampled and written at a time by sample_chunks
 
 
-def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
-                     iterations: int = FIT_ITERATIONS, callback: Callback | None = None,
-                     expansion: Mapping[str, np.ndarray] | None = None) -> Model:
-    """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
-    codes), seen on the original codes (merged codes spread in proportion to ``expansion``
-    weights, evenly for a column without).
-
-    No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
-    codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
-    measured marginals (``callback(iteration, loss)`` after each step of its fit).
-    """
-    if not measurements:
-        return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
-    if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
-        return fit_product_model(domain, measurements)
-    model = fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
-    return ExpandedModel(model, domain.names, compression, expansion=expansion or {})
-
-
-def build_model(engine: str, options: Mapping[str, Any], output: Mapping[str, Any], domain: Domain,
-                measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
-                iterations: int = FIT_ITERATIONS, callback: Callback | None = None) -> Model:
-    """The model an engine's result stands for, on the original codes (``domain``: the codes as
-    measured, after compression): the Bayesian network itself for PrivBayes unless its ``fit``
-    option is true; MWEM's multiplicative-weights histogram when it used one (replayed from its
-    measurements); SmallDB's small database; otherwise the fit of the measurements, merged codes
-    spread by the output's ``expansion`` weights when it has them."""
-    try:
-        if engine == "smalldb":
-            return database_model(domain, np.asarray(output["database"]), float(output["total"]))
-        if engine == "mwem" and output.get("representation") == "histogram":
-            return replay_multiplicative_weights(domain, measurements, float(output["total"]), int(output["passes"]),
-                                                 bool(options["average"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DescriptionError(
-            f"the {engine} output in the Description is incomplete or does not fit its domain "
-            f"({type(exc).__name__}: {exc}); use the file exactly as synth wrote it."
-        ) from exc
-    network = output.get("network")
-    if network is not None and not options.get("fit", False):
-        return network_from_measurements(domain, network_structure(network), measurements)
-    try:
-        expansion = check_expansion(output.get("expansion") or {}, compression)
-    except (TypeError, ValueError) as exc:
-        raise DescriptionError(f"the {engine} output's expansion weights are damaged ({exc}); use the file exactly "
-                               "as synth wrote it.") from exc
-    return fit_measurements(domain, measurements, compression, iterations, callback, expansion)
-
-
 def fit_model(description: Description, iterations: int = FIT_ITERATIONS, progress: Progress = SILENT) -> Model:
-    """The model that best explains the Description's measurements, on the original codes
-    (``build_model`` on what the Description holds), with a bar for the iterations of a fit."""
+    """The model the Description's release stands for, on the original codes (its engine's
+    ``build_model``), with a bar for the iterations of a fit."""
+    engine = released_by(description.engine, description.engine_options)
     with progress.counter("fitting the model", iterations) as advance:
-        return build_model(description.engine, description.engine_options, description.engine_output,
-                           description.model_domain, description.measurements, description.compression, iterations,
-                           lambda iteration, loss: advance(iteration))
+        return engine.build_model(description.model_domain, description.result, iterations,
+                                  lambda iteration, loss: advance(iteration))
 
 
 def description_digest(description: Description) -> str:

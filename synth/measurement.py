@@ -133,7 +133,7 @@ class Measurement:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Measurement":
+    def from_dict(cls, data: dict[str, Any]) -> Measurement:
         try:
             values = np.asarray(data["values"], dtype=float)
             return cls(

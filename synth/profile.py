@@ -95,11 +95,11 @@ from typing import Any
 import numpy as np
 import tomli_w
 
+from synth.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
 from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
-from synth.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
 from synth.schema import Schema
 from synth.textshape import SHAPE_KEYS
 from synth.unmodelled import UnmodelledColumn
@@ -142,7 +142,7 @@ def _check_epsilon(value: Any) -> float:
             f"epsilon must be a number greater than 0 (e.g. 1.0); got a {type(value).__name__}. "
             "Set epsilon in [release] or pass --epsilon."
         )
-    if not (math.isfinite(value) and value > 0):
+    if not (math.isfinite(value) and float(value) > 0):
         raise BudgetError(
             f"epsilon must be a finite number greater than 0 (e.g. 1.0); got {value!r}. "
             "Set epsilon in [release] or pass --epsilon."
@@ -151,7 +151,7 @@ def _check_epsilon(value: Any) -> float:
 
 
 def _check_delta(value: Any) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not 0 <= value < 1:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not 0 <= float(value) < 1:
         raise BudgetError(
             f"delta must be a number with 0 <= delta < 1, typically far below 1/rows (e.g. 1e-9); "
             f"got {value!r}. Set delta in [release] or pass --delta."
@@ -205,7 +205,8 @@ class Profile:
     accept_rough_domains: bool = False
     discovery_share: float = 0.1
     discovery_reserve: float = 0.1
-    missing_markers: tuple[str, ...] | None = None
+    # None (the default): the schema's markers; __post_init__ sets the checked tuple, so it is never None after
+    missing_markers: tuple[str, ...] = None  # type: ignore[assignment]
     accounting: str | None = None
     composition: str = "basic"
     to_estimate: dict[str, Kind] = field(default_factory=dict)

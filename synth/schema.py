@@ -22,7 +22,6 @@ from synth.encoding import EncodingReport, decode_column, encode_column
 from synth.errors import DataError, SchemaError
 from synth.unmodelled import UnmodelledColumn
 
-
 # --- Schema ------------------------------------------------------------------------------------
 
 
@@ -47,7 +46,8 @@ class Schema:
             raise SchemaError("a schema's columns must be Column objects and its unmodelled ones UnmodelledColumn objects.")
         if not columns and not unmodelled:
             raise SchemaError("a schema needs at least one column.")
-        names = [c.name for c in (*columns, *unmodelled)]
+        every: tuple[Column | UnmodelledColumn, ...] = (*columns, *unmodelled)
+        names = [c.name for c in every]
         repeated = sorted(n for n, times in Counter(names).items() if times > 1)
         if repeated:
             raise SchemaError(f"column name(s) {repeated} appear more than once; each column needs its own name.")
@@ -116,7 +116,8 @@ class Schema:
     @cached_property
     def output_columns(self) -> tuple[Column | UnmodelledColumn, ...]:
         """Every column, unmodelled ones too, in the output's order."""
-        everything = {c.name: c for c in (*self.columns, *self.unmodelled)}
+        every: tuple[Column | UnmodelledColumn, ...] = (*self.columns, *self.unmodelled)
+        everything = {c.name: c for c in every}
         return tuple(everything[n] for n in self.output_names)
 
     def to_dict(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import gzip
 import io
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -232,7 +232,7 @@ def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
 
 
 def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
-                      missing_markers: Iterable[str] = ("",)) -> Iterator[pd.DataFrame]:
+                      missing_markers: Iterable[str] = ("",)) -> Generator[pd.DataFrame, None, None]:
     """The rows of a CSV or Parquet file as consecutive tables of at most ``chunk_rows`` rows each,
     read as ``read_table`` reads them, so a table larger than memory can be processed piece by piece.
 

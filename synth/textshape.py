@@ -61,7 +61,8 @@ class TextShape:
         if wrong:
             raise SchemaError(f"{where} cannot have {', '.join(wrong)} ({kind.value} columns take "
                               f"{', '.join(sorted(allowed)) or 'none of ' + ', '.join(SHAPE_KEYS)}).")
-        decimals, labels = self.decimals, self.labels
+        decimals = self.decimals
+        labels: Any = self.labels  # as given (a list when read from a file): checked below
         if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer))
                                      or not 0 <= decimals <= MAX_DECIMALS):
             raise SchemaError(f"{where}: decimals must be a whole number from 0 to {MAX_DECIMALS}; got {decimals!r}.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -9,7 +10,6 @@ import pytest
 
 from synth.engines import make_engine
 from synth.errors import DescriptionError, EngineError
-from synth.generate import build_model
 from synth.measurement import Measurement
 from synth.model.compression import ExpandedModel, compress_one_way, compressed_sizes, expand_marginal, expansion_weights
 from synth.model.domain import Domain
@@ -76,15 +76,15 @@ def test_compressed_aim_charges_its_one_way_measurements_first_and_spends_exactl
     sizes = compressed_sizes(("a", "b"), (10, 4), result.compression)
     assert all(m.values.size == np.prod([dict(zip(("a", "b"), sizes))[x] for x in m.attrs])
                for m in result.measurements)  # everything after the 1-way marginals is on the merged codes
-    assert len(result.output["expansion"]["a"]) == 10
+    assert len(result.output.expansion["a"]) == 10
 
 
 def test_compressed_aim_generates_the_full_domain_in_proportion_to_the_noisy_counts(compressed_release):
     _, _, engine, result = compressed_release
     domain = Domain(("a", "b"), compressed_sizes(("a", "b"), (10, 4), result.compression))
-    model = build_model("aim", engine.options, result.output, domain, result.measurements, result.compression)
+    model = engine.build_model(domain, result)
     assert isinstance(model, ExpandedModel)
-    weights = np.asarray(result.output["expansion"]["a"])
+    weights = np.asarray(result.output.expansion["a"])
     rare = model.marginal(["a"])[4:]
     np.testing.assert_allclose(rare / rare.sum(), weights[4:] / weights[4:].sum(), atol=1e-12)
     sample = model.sample(50_000, np.random.default_rng(1))
@@ -98,8 +98,8 @@ def test_compressed_aim_generates_the_full_domain_in_proportion_to_the_noisy_cou
 def test_a_condition_on_merged_codes_keeps_their_proportions(compressed_release):
     _, _, engine, result = compressed_release
     domain = Domain(("a", "b"), compressed_sizes(("a", "b"), (10, 4), result.compression))
-    model = build_model("aim", engine.options, result.output, domain, result.measurements, result.compression)
-    weights = np.asarray(result.output["expansion"]["a"])
+    model = engine.build_model(domain, result)
+    weights = np.asarray(result.output.expansion["a"])
     keep = np.zeros(10)
     keep[[4, 8, 9]] = 1.0
     conditioned = model.given({"a": keep}).marginal(["a"])
@@ -109,7 +109,7 @@ def test_a_condition_on_merged_codes_keeps_their_proportions(compressed_release)
 def test_the_expansion_weights_are_saved_with_the_model(compressed_release, tmp_path):
     _, _, engine, result = compressed_release
     domain = Domain(("a", "b"), compressed_sizes(("a", "b"), (10, 4), result.compression))
-    model = build_model("aim", engine.options, result.output, domain, result.measurements, result.compression)
+    model = engine.build_model(domain, result)
     loaded, _, _ = read_model(write_model(tmp_path / "m.npz", model, {}, {}))
     np.testing.assert_array_equal(loaded.expansion["a"], model.expansion["a"])
     np.testing.assert_allclose(loaded.marginal(["a", "b"]), model.marginal(["a", "b"]))
@@ -120,7 +120,6 @@ def test_damaged_expansion_weights_and_a_bad_compress_option_are_refused(compres
     domain = Domain(("a", "b"), compressed_sizes(("a", "b"), (10, 4), result.compression))
     for damaged in ({"a": [1.0] * 4}, {"b": [1.0] * 4}, {"a": [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]}):
         with pytest.raises(DescriptionError, match="expansion weights"):
-            build_model("aim", engine.options, {**result.output, "expansion": damaged}, domain,
-                        result.measurements, result.compression)
+            engine.build_model(domain, replace(result, output=replace(result.output, expansion=damaged)))
     with pytest.raises(EngineError, match="compress must be true or false"):
         make_engine("aim", {"compress": "yes"})

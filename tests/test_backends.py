@@ -11,8 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from backend_cases import (MARKERS, assert_twins, column_counts, open_table, release_of, text_tables, typed_tables,
-                           write_adult, write_csv)
+from backend_cases import (
+    MARKERS,
+    assert_twins,
+    column_counts,
+    open_table,
+    release_of,
+    text_tables,
+    typed_tables,
+    write_adult,
+    write_csv,
+)
 from hypothesis import HealthCheck, given, settings
 
 from synth.backends.base import BackendUnavailable

@@ -10,8 +10,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from backend_cases import (MARKERS, SPARK_MASTER, assert_twins, open_table, release_of, text_tables, typed_tables,
-                           write_adult, write_csv)
+from backend_cases import (
+    MARKERS,
+    SPARK_MASTER,
+    assert_twins,
+    open_table,
+    release_of,
+    text_tables,
+    typed_tables,
+    write_adult,
+    write_csv,
+)
 from hypothesis import HealthCheck, given, settings
 
 from synth.backends.base import BackendUnavailable
@@ -56,5 +65,5 @@ def test_spark_typed_parquet_counts_are_exact(df: pd.DataFrame, adult_files: dic
 
 
 def test_an_unreachable_spark_connect_server_is_named(adult_files: dict[str, Path]) -> None:
-    with pytest.raises(BackendUnavailable, match="sc://127.0.0.1:1"):
+    with pytest.raises(BackendUnavailable, match=r"sc://127\.0\.0\.1:1"):
         spark_session("sc://127.0.0.1:1")

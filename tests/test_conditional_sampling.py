@@ -163,7 +163,7 @@ def test_closed_domains_and_unmodelled_columns_say_why_they_cannot_be_conditione
         UnmodelledColumn("key", "id"),)))
     with pytest.raises(ConditionError, match="column 'key' is not modelled"):
         fit(with_key).sample(5, conditions={"key": "7"})
-    assert [0, 1] not in description.engine_output["database"]  # the 6-row database has no woman earning >50K
+    assert (0, 1) not in description.engine_output.database  # the 6-row database has no woman earning >50K
     with pytest.raises(ConditionError, match="zero probability"):
         fitted.sample(5, conditions={"sex": "Female", "income": ">50K"})
 

@@ -63,6 +63,9 @@ def _tamper(tmp_path, description, edit):
     (lambda d: d["privacy"]["spent"].update(epsilon="1.0"), "spent as epsilon"),
     (lambda d: d["privacy"].pop("spent"), "lacks its privacy budget"),
     (lambda d: d.update(format_version="1"), "format version"),
+    (lambda d: d["engine"].update(name="nonesuch"), "made by engine 'nonesuch', which this synth does not have"),
+    (lambda d: d["engine"]["options"].update(bogus=1), r"options of engine 'independent' are invalid.*no option"),
+    (lambda d: d["engine"].update(output={"tree": []}), r"engine's output.*unknown key\(s\) \['tree'\]"),
 ])
 def test_tampered_files_are_rejected(tmp_path, description, edit, needle):
     with pytest.raises(DescriptionError, match=needle):

@@ -38,7 +38,7 @@ def curator_for(codes: np.ndarray, domain: Domain, epsilon: float, delta: float 
 def test_mst_finds_the_true_chain_at_large_epsilon():
     codes, domain = chain_data()
     result = make_engine("mst").describe(curator_for(codes, domain, 200.0), SILENT)
-    edges = {frozenset(e) for e in result.output["tree"]}
+    edges = {frozenset(e) for e in result.output.tree}
     assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
 
 
@@ -61,7 +61,7 @@ def test_aim_spends_exactly_its_budget_and_never_more():
     result = make_engine("aim", {"rounds": 8, "iterations": 50}).describe(curator, SILENT)
     spent = sum(Fraction(e.cost.rho) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
-    assert result.output["rounds"] == len(result.measurements) - 5  # after the 5 one-way marginals
+    assert result.output.rounds == len(result.measurements) - 5  # after the 5 one-way marginals
 
 
 def test_aim_with_a_tiny_model_cap_falls_back_to_what_the_model_covers():
@@ -75,7 +75,7 @@ def test_aim_prefers_the_dependent_pairs():
     codes, domain = chain_data(20_000)
     result = make_engine("aim", {"workload": "2-way", "rounds": 6, "iterations": 50}).describe(
         curator_for(codes, domain, 10.0), SILENT)
-    chosen = {frozenset(c) for c in result.output["selected"] if len(c) == 2}
+    chosen = {frozenset(c) for c in result.output.selected if len(c) == 2}
     assert chosen & {frozenset("ab"), frozenset("bc"), frozenset("cd")}
     assert not any("e" in c for c in chosen)
 
@@ -99,6 +99,27 @@ def test_marginal_engines_need_zcdp():
     curator = curator_for(codes, domain, 1.0, delta=0.0)
     with pytest.raises(EngineError, match="delta"):
         make_engine("mst").describe(curator, SILENT)
+
+
+@pytest.mark.parametrize("name", ["mst", "aim"])
+def test_marginal_engines_need_zcdp_before_anything_is_spent(name):
+    with pytest.raises(EngineError, match=f"engine '{name}' accounts in zero-concentrated DP and needs delta > 0"):
+        make_engine(name).check(("a", "b"), "epsilon")
+    make_engine(name).check(("a", "b"), "rho")
+
+
+@pytest.mark.parametrize("workload", ["4-way", {"a": 1}, 3, "marginals"])
+def test_aim_names_the_workload_spellings_it_knows(workload):
+    with pytest.raises(EngineError, match=r'is not known; use "1-way", "2-way", "3-way" or a list of column lists'):
+        make_engine("aim", {"workload": workload})
+
+
+def test_aim_measures_a_1_way_workload_like_the_other_engines_spell_it():
+    codes, domain = chain_data(2000)
+    result = make_engine("aim", {"workload": "1-way", "rounds": 8, "iterations": 20}).describe(
+        curator_for(codes, domain, 1.0), SILENT)
+    assert result.output.workload == tuple((name,) for name in domain.names)
+    assert all(len(m.attrs) == 1 for m in result.measurements)
 
 
 @pytest.mark.parametrize("engine", ["mst", "aim"])

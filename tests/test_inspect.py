@@ -18,6 +18,7 @@ import synth.tableio
 from synth.api import describe
 from synth.description import Description, save_description
 from synth.engines import ENGINES
+from synth.engines.privbayes import PrivBayesOutput
 from synth.errors import DescriptionError, OutputError
 from synth.generate import fit_model
 from synth.inspect import inspect_report, inspect_text, report_html, views
@@ -85,7 +86,9 @@ def privbayes_shaped(description: Description) -> Description:
     model = fit_model(description, 50)
     tables = tuple(Measurement(attrs, model.marginal(attrs).ravel(), "discrete_gaussian", 10.0)
                    for attrs in ((node["attribute"], *node["parents"]) for node in NETWORK))
-    return dataclasses.replace(description, engine="privbayes", engine_output={"network": NETWORK},
+    output = PrivBayesOutput.from_dict({"network": NETWORK, "parent_groups": {}, "theta": 4.0, "max_cells": 1e6,
+                                        "degree_used": 2})
+    return dataclasses.replace(description, engine="privbayes", engine_output=output,
                                measurements=tables, compression={})
 
 
@@ -141,7 +144,7 @@ def test_structure_of_each_engine(descriptions):
     independent = views.structure(descriptions["independent"])
     assert independent.graph.number_of_edges() == 0 and "independent" in independent.summary
     mst = views.structure(descriptions["mst"])
-    tree = {frozenset(pair) for pair in descriptions["mst"].engine_output["tree"]}
+    tree = {frozenset(pair) for pair in descriptions["mst"].engine_output.tree}
     assert not mst.graph.is_directed() and {frozenset(e) for e in mst.graph.edges} == tree
     network = views.structure(descriptions["privbayes"])
     assert network.graph.is_directed()
@@ -155,9 +158,10 @@ def test_structure_of_each_engine(descriptions):
     [{"attribute": "age", "parents": ["city"]}, {"attribute": "city", "parents": ["age"]}],
 ])
 def test_malformed_network_is_a_clean_error(descriptions, network):
-    bad = dataclasses.replace(descriptions["mst"], engine_output={"network": network})
+    data = descriptions["privbayes"].to_dict()
+    data["engine"]["output"]["network"] = network
     with pytest.raises(DescriptionError, match="network"):
-        views.structure(bad)
+        views.structure(Description.from_dict(data))  # refused on load, or when its graph is drawn
 
 
 @pytest.mark.skipif("random" not in ENGINES, reason="engine 'random' (releases that measure nothing) not available")

@@ -13,10 +13,12 @@ import pytest
 from synth.api import describe
 from synth.cli import main
 from synth.curator import CountRelease, Curator
+from synth.description import Description
 from synth.engines import make_engine
-from synth.engines.workload import WorkloadTable, downward_closure, marginal_workload, query_workload
+from synth.engines.workload import WorkloadTable, downward_closure, marginal_workload, resolve_workload
 from synth.errors import EngineError
-from synth.generate import fit_measurements, fit_model, generate
+from synth.generate import fit_model, generate
+from synth.model.measured import fit_measurements
 from synth.model.domain import Domain
 from synth.model.histogram import HistogramModel, replay_multiplicative_weights
 from synth.neighbours import Neighbouring
@@ -49,9 +51,9 @@ def workload_error(codes: np.ndarray, domain: Domain, marginal, workload: list[W
 def mwem_error(codes, domain, epsilon, seed, **options) -> float:
     """Workload error of the estimate `synth generate` rebuilds from the engine's measurements."""
     curator = curator_for(codes, domain, epsilon, seed=seed)
-    engine = make_engine("mwem", {"k": 2, "passes": 50, **options})
+    engine = make_engine("mwem", {"workload": "2-way", "passes": 50, **options})
     result = engine.describe(curator, SILENT)
-    model = replay_multiplicative_weights(domain, result.measurements, result.output["total"], result.output["passes"],
+    model = replay_multiplicative_weights(domain, result.measurements, result.output.total, result.output.passes,
                                           engine.options["average"])
     return workload_error(codes, domain, model.marginal, marginal_workload(domain, 2))
 
@@ -61,7 +63,7 @@ def test_the_ledger_adds_up_to_the_budget_and_alternates_selection_and_measureme
     codes, domain = chain_data(3000)
     curator = curator_for(codes, domain, 1.0, delta=delta)
     total = curator.remaining()
-    make_engine("mwem", {"rounds": 6, "k": 2}).describe(curator, SILENT)
+    make_engine("mwem", {"rounds": 6, "workload": "2-way"}).describe(curator, SILENT)
     ledger = curator.accountant.ledger
     unit = "rho" if delta else "epsilon"
     spent = sum(Fraction(getattr(e.cost, unit)) for e in ledger)  # exact, as the accountant adds
@@ -99,9 +101,9 @@ def test_more_passes_fit_the_measurements_better_and_the_last_estimate_beats_the
 def test_graphical_model_estimate_for_large_domains_and_generation_from_it():
     codes, domain = chain_data(20_000)
     curator = curator_for(codes, domain, 20.0)
-    engine = make_engine("mwem", {"k": 2, "rounds": 10, "max_cells": 100, "iterations": 50})
+    engine = make_engine("mwem", {"workload": "2-way", "rounds": 10, "max_cells": 100, "iterations": 50})
     result = engine.describe(curator, SILENT)
-    assert result.output["representation"] == "graphical-model" and result.output["cells"] == domain.size()
+    assert result.output.representation == "graphical-model" and result.output.cells == domain.size()
     model = fit_measurements(domain, result.measurements, {}, iterations=200)
     assert workload_error(codes, domain, model.marginal, marginal_workload(domain, 2)) < 0.05
 
@@ -146,8 +148,8 @@ def adult_like(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
 
 def test_user_queries_become_two_group_tables():
     _, schema = adult_like(10)
-    (ranged, conjunction) = query_workload([{"age": [17, 35]}, {"income": [">50K"], "sex": ["Male", "Female"]}],
-                                           schema)
+    (ranged, conjunction) = resolve_workload([{"age": [17, 35]}, {"income": [">50K"], "sex": ["Male", "Female"]}],
+                                             Domain(schema.names, schema.sizes), schema)
     edges = schema.column("age").edges  # 8 bins of 9 or 10 years, then the missing code
     inside = (edges[1:] > 17) & (edges[:-1] <= 35)
     assert ranged.attrs == ("age",) and ranged.groups["age"].tolist() == [0 if b else 1 for b in inside] + [1]
@@ -179,7 +181,7 @@ def test_user_query_workload_end_to_end():
     profile = Profile(schema=schema, epsilon=5.0, delta=1e-6, engine="mwem", seed=3,
                       engine_options={"workload": queries, "rounds": 6, "passes": 50, "average": False})
     description = describe(df, profile, report_to=None)
-    assert description.engine_output["representation"] == "histogram"
+    assert description.engine_output.representation == "histogram"
     assert all(m.coarsening for m in description.measurements if m.attrs)
     synthetic = generate(description, rows=8000, seed=2)
     true = ((df.age >= 44) & (df.sex == "Male") & (df.income == ">50K")).mean()
@@ -192,22 +194,22 @@ def test_user_query_workload_end_to_end():
 def test_generate_rebuilds_the_engine_estimate_from_the_description(average):
     df, schema = adult_like(3000)
     profile = Profile(schema=schema, epsilon=2.0, delta=1e-6, engine="mwem", seed=5,
-                      engine_options={"k": 2, "rounds": 4, "passes": 3, "average": average})
+                      engine_options={"workload": "2-way", "rounds": 4, "passes": 3, "average": average})
     description = describe(df, profile, report_to=None)
     model = fit_model(description)
     again = replay_multiplicative_weights(description.model_domain, description.measurements,
-                                          description.engine_output["total"], 3, average)
+                                          description.engine_output.total, 3, average)
     np.testing.assert_array_equal(model.counts, again.counts)
-    assert model.total == pytest.approx(description.engine_output["total"])
+    assert model.total == pytest.approx(description.engine_output.total)
     synthetic = generate(description, seed=1)
-    assert len(synthetic) == round(description.engine_output["total"])
+    assert len(synthetic) == round(description.engine_output.total)
 
 
 def test_replace_one_uses_the_public_count_and_spends_all_on_rounds():
     codes, domain = chain_data(2000)
     curator = curator_for(codes, domain, 1.0, relation="replace")
-    result = make_engine("mwem", {"rounds": 3, "k": 2}).describe(curator, SILENT)
-    assert result.output["total"] == 2000 and all(m.attrs for m in result.measurements)
+    result = make_engine("mwem", {"rounds": 3, "workload": "2-way"}).describe(curator, SILENT)
+    assert result.output.total == 2000 and all(m.attrs for m in result.measurements)
     assert curator.accountant.ledger[0].sensitivity == 2.0  # the L1 error of a histogram, replace-one
 
 
@@ -288,8 +290,8 @@ def test_sub_tables_and_the_noise_penalty_steer_selection_to_tables_worth_measur
 
     def selected_cells(seed: int, **options) -> list[int]:
         curator = curator_for(codes, domain, 0.5, seed=seed)
-        output = make_engine("mwem", {"k": 3, "passes": 10, **options}).describe(curator, SILENT).output
-        return [domain.size(tuple(label.split(", "))) for label in output["selected"]]
+        output = make_engine("mwem", {"workload": "3-way", "passes": 10, **options}).describe(curator, SILENT).output
+        return [domain.size(tuple(label.split(", "))) for label in output.selected]
 
     default = [selected_cells(seed) for seed in range(4)]
     no_penalty = [selected_cells(seed, penalty=False) for seed in range(4)]
@@ -302,9 +304,50 @@ def test_sub_tables_and_the_noise_penalty_steer_selection_to_tables_worth_measur
 
 def test_rounds_default_to_the_columns_the_workload_touches_at_most_one_per_candidate():
     codes, domain = chain_data(2000)
-    result = make_engine("mwem", {"k": 3}).describe(curator_for(codes, domain, 1.0), SILENT)
-    assert result.output["rounds"] == 5 == len(result.output["selected"])  # 5 columns, 25 candidates
+    result = make_engine("mwem", {"workload": "3-way"}).describe(curator_for(codes, domain, 1.0), SILENT)
+    assert result.output.rounds == 5 == len(result.output.selected)  # 5 columns, 25 candidates
     three = Domain(domain.names[:3], domain.sizes[:3])
-    alone = make_engine("mwem", {"k": 3, "candidates": "workload"}).describe(
+    alone = make_engine("mwem", {"workload": "3-way", "candidates": "workload"}).describe(
         curator_for(codes[:, :3], three, 1.0), SILENT)
-    assert alone.output["rounds"] == 1  # one 3-way table is the only candidate
+    assert alone.output.rounds == 1  # one 3-way table is the only candidate
+
+
+def test_the_old_workload_spelling_is_read_in_profiles_and_descriptions():
+    assert make_engine("mwem", {"workload": "marginals", "k": 2}).options["workload"] == "2-way"
+    assert make_engine("smalldb", {"workload": "marginals"}).options["workload"] == "2-way"  # smalldb's order
+    assert "k" not in make_engine("mwem", {"k": 1}).options and make_engine("mwem", {"k": 1}).config.workload == "1-way"
+    df, schema = adult_like(2000)
+    profile = Profile(schema=schema, epsilon=2.0, delta=1e-6, engine="mwem", seed=5,
+                      engine_options={"workload": "2-way", "rounds": 3, "passes": 3})
+    description = describe(df, profile, report_to=None)
+    data = description.to_dict()
+    data["engine"]["options"] = {**{k: v for k, v in data["engine"]["options"].items() if k != "workload"},
+                                 "workload": "marginals", "k": 2}  # as synth wrote it before the new spelling
+    old = Description.from_dict(data)
+    assert old.to_dict() == data  # read as written: a model saved with it still matches its digest
+    np.testing.assert_array_equal(fit_model(old).counts, fit_model(description).counts)
+    with pytest.raises(EngineError, match='k must be 1, 2 or 3.*workload = "2-way"'):
+        make_engine("mwem", {"workload": "marginals", "k": 5})
+
+
+@pytest.mark.parametrize("name", ["aim", "mwem", "smalldb"])
+@pytest.mark.parametrize("workload", ["1-way", "2-way", "3-way", [["a", "b"], ["c"]]])
+def test_every_workload_engine_takes_the_same_spellings(name, workload):
+    engine = make_engine(name, {"workload": workload})
+    assert engine.options["workload"] == workload
+    engine.check(("a", "b", "c"), "rho")
+    with pytest.raises(EngineError, match=r"workload marginal \['a', 'ghost'\] names unknown or repeated columns"):
+        make_engine(name, {"workload": [["a", "ghost"]]}).check(("a", "b", "c"), "rho")  # before anything is spent
+
+
+def test_mwem_measures_listed_marginals_beside_queries():
+    df, schema = adult_like(3000)
+    profile = Profile(schema=schema, epsilon=2.0, delta=1e-6, engine="mwem", seed=2,
+                      engine_options={"workload": [["sex", "age"], {"income": [">50K"]}], "rounds": 2,
+                      "candidates": "workload"})
+    description = describe(df, profile, report_to=None)
+    marginal, query = description.engine_output.workload
+    assert marginal.attrs == ("age", "sex") and not marginal.groups  # a whole marginal, in table order
+    assert query.attrs == ("income",) and query.groups["income"].tolist() == [1, 0, 1, 1]
+    measured = [m.attrs for m in description.measurements if m.attrs]
+    assert sorted(measured) == [("age", "sex"), ("income",)]

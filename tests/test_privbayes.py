@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from synth.api import describe
 from synth.curator import CountRelease, Curator
-from synth.description import load_description, save_description
+from synth.description import Description, load_description, save_description
 from synth.engines import make_engine
 from synth.engines.privbayes import parent_groups
 from synth.errors import DescriptionError, EngineError, SynthError
@@ -203,14 +203,13 @@ def test_tables_beyond_max_rows_are_refused_before_spending():
 def test_huge_epsilon_finds_the_true_chain(score):
     codes, domain = chain_data(20_000)
     result = make_engine("privbayes", {"degree": 1, "score": score}).describe(curator_for(codes, domain, 1e4), SILENT)
-    edges = {frozenset((node["attribute"], p)) for node in result.output["network"] for p in node["parents"]}
+    edges = {frozenset((child, p)) for child, parents in result.output.network for p in parents}
     assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
     result = make_engine("privbayes", {"score": score}).describe(curator_for(codes, domain, 1e4), SILENT)
-    order = [node["attribute"] for node in result.output["network"]]
-    for node in result.output["network"]:  # with two parents, the chain neighbours placed before are among them
-        a = node["attribute"]
+    order = [child for child, _ in result.output.network]
+    for a, parents in result.output.network:  # with two parents, the chain neighbours placed before are among them
         neighbours = {"a": "b", "b": "ac", "c": "bd", "d": "c", "e": ""}[a]
-        assert {b for b in neighbours if order.index(b) < order.index(a)} <= set(node["parents"])
+        assert {b for b in neighbours if order.index(b) < order.index(a)} <= set(parents)
 
 
 def test_large_columns_are_coarse_parents_and_full_children():
@@ -228,8 +227,8 @@ def test_large_columns_are_coarse_parents_and_full_children():
             assert m.coarsening == {} and m.values.size == 40 * np.prod([domain.size((p,)) for p in m.attrs[1:]])
         elif "x" in m.attrs:
             assert np.array_equal(m.coarsening["x"], groups["x"]) and m.values.size == domain.size(m.attrs[:1]) * 8
-    if any("x" in node["parents"] for node in result.output["network"]):
-        assert result.output["parent_groups"] == {"x": groups["x"].tolist()}
+    if any("x" in parents for _, parents in result.output.network):
+        assert result.output.parent_groups == {"x": tuple(groups["x"].tolist())}
 
 
 @pytest.mark.parametrize("delta,notion,relation", [
@@ -252,31 +251,31 @@ def test_theta_usefulness_drops_parents_at_tiny_epsilon():
     codes, domain = chain_data(2000)
     curator = _curator(codes, domain, epsilon=0.01)
     result = make_engine("privbayes").describe(curator, SILENT)
-    assert result.output["max_cells"] < 4 and result.output["degree_used"] == 0
-    assert all(not node["parents"] for node in result.output["network"])
+    assert result.output.max_cells < 4 and result.output.degree_used == 0
+    assert all(not parents for _, parents in result.output.network)
     assert "exponential" not in {e.mechanism for e in curator.accountant.ledger}  # nothing to choose: free
     # at a moderate budget, every table with parents has at most max_cells cells
     curator = _curator(codes, domain, epsilon=0.5)
     result = make_engine("privbayes", {"theta": 8}).describe(curator, SILENT)
-    limit = result.output["max_cells"]
+    limit = result.output.max_cells
     assert 16 <= limit < 64  # room for one parent of 4 codes, not two
     for m in result.measurements:
         if len(m.attrs) > 1:
             assert m.values.size <= limit
-    assert result.output["degree_used"] == 1
+    assert result.output.degree_used == 1
 
 
 def test_with_fit_the_network_keeps_the_model_within_its_size_cap():
     codes, domain = chain_data(20_000)
     cap = 70 * 8 / 2**20  # 70 float64 cells: room for the chain's 2-way cliques, not for a 3-way one
     free = make_engine("privbayes", {"fit": True}).describe(curator_for(codes, domain, 1e4), SILENT)
-    assert free.output["degree_used"] == 2  # without the cap the network uses two parents
+    assert free.output.degree_used == 2  # without the cap the network uses two parents
     capped = make_engine("privbayes", {"fit": True, "max_model_size": cap}).describe(
         curator_for(codes, domain, 1e4), SILENT)
-    tables = [(node["attribute"], *node["parents"]) for node in capped.output["network"]]
-    assert model_size_mb(domain, tables) <= cap and capped.output["degree_used"] == 1
+    tables = [(child, *parents) for child, parents in capped.output.network]
+    assert model_size_mb(domain, tables) <= cap and capped.output.degree_used == 1
     unfitted = make_engine("privbayes", {"max_model_size": cap}).describe(curator_for(codes, domain, 1e4), SILENT)
-    assert unfitted.output["degree_used"] == 2  # the cap is for the fitter's model only
+    assert unfitted.output.degree_used == 2  # the cap is for the fitter's model only
 
 
 @pytest.mark.parametrize("options,needle", [
@@ -412,8 +411,8 @@ def test_end_to_end_release_decodes_to_the_domain(tmp_path, fit):
     save_description(description, tmp_path / "d.json")
     loaded = load_description(tmp_path / "d.json")
     assert loaded.engine_options["fit"] is fit
-    assert loaded.engine_output["network"] == description.engine_output["network"]
-    assert len(loaded.engine_output["network"]) == len(df.columns)
+    assert loaded.engine_output.network == description.engine_output.network
+    assert len(loaded.engine_output.network) == len(df.columns)
     assert float(loaded.privacy["spent"]["epsilon"]) <= 2.0
     model = fit_model(loaded, iterations=200)
     assert isinstance(model, ExpandedModel) == fit
@@ -443,9 +442,10 @@ def test_a_coarse_measurement_must_fit_its_domain():
     [{"attribute": "age"}], [{"parents": []}], "age", [["age", []]], [{"attribute": 3, "parents": []}]])
 def test_a_malformed_network_is_a_description_error(network):
     description = describe(mixed_table(), epsilon=1.0, delta=1e-6, engine="privbayes", seed=1, report_to=None)
-    broken = replace(description, engine_output={**description.engine_output, "network": network})
+    data = description.to_dict()
+    data["engine"]["output"]["network"] = network
     with pytest.raises(DescriptionError, match="network"):
-        generate(broken, rows=10, seed=0)
+        Description.from_dict(data)
 
 
 def test_random_engine_spends_nothing_and_needs_rows(tmp_path):

@@ -131,15 +131,15 @@ def test_engine_spends_exactly_its_budget_and_the_generator_resamples_its_databa
     spent = sum(Fraction(e.cost.epsilon) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(2.0, rel=1e-9) and spent <= 2
     assert [e.mechanism for e in curator.accountant.ledger] == ["discrete_laplace", "exponential"]
-    database = np.array(result.output["database"])
-    assert database.shape == (6, 3) and result.output["candidates"] == math.comb(8 + 5, 6)
+    database = np.array(result.output.database)
+    assert database.shape == (6, 3) and result.output.candidates == math.comb(8 + 5, 6)
 
 
 def test_replace_one_spends_everything_on_the_draw():
     codes = binary_rows(300)
     curator = curator_for(codes, BINARY, 1.0, relation="replace")
     result = make_engine("smalldb", {"size": 3}).describe(curator, SILENT)
-    assert result.measurements == () and result.output["total"] == 300
+    assert result.measurements == () and result.output.total == 300
     (entry,) = curator.accountant.ledger
     assert entry.mechanism == "exponential" and entry.sensitivity == 1.0
 
@@ -185,9 +185,9 @@ def test_end_to_end_release_and_generation():
     description = describe(df, profile, report_to=None)
     totals = description.ledger_totals()
     assert totals["epsilon"] == pytest.approx(3.0, rel=1e-9)
-    database = {tuple(r) for r in description.engine_output["database"]}
+    database = {tuple(r) for r in description.engine_output.database}
     model = fit_model(description)
-    assert model.total == pytest.approx(description.engine_output["total"])
+    assert model.total == pytest.approx(description.engine_output.total)
     synthetic = generate(description, rows=1000, seed=0)
     codes, _ = schema.encode(synthetic)
     assert {tuple(r) for r in codes} <= database
@@ -212,6 +212,6 @@ def test_a_description_whose_database_leaves_the_domain_is_refused():
     schema = Schema((Column("a", "boolean"), Column("b", "boolean")))
     description = describe(df, Profile(schema=schema, epsilon=1.0, engine="smalldb", seed=0,
                                        engine_options={"size": 2}), report_to=None)
-    broken = replace(description, engine_output={**description.engine_output, "database": [[0, 7], [1, 1]]})
+    broken = replace(description, engine_output=replace(description.engine_output, database=((0, 7), (1, 1))))
     with pytest.raises(DescriptionError, match="does not fit its domain"):
         fit_model(broken)

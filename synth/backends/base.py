@@ -31,7 +31,6 @@ from synth.errors import DataError, SynthError
 from synth.schema import Schema
 from synth.tableio import mark_missing
 
-
 NO_NULL_TEXT = "\x01synth: no cell is null\x01"  # the CSV readers' null text: no cell holds it, so none is null
 
 
@@ -100,6 +99,7 @@ class CountingTable(ABC):
     def encode(self, schema: Schema) -> tuple[EncodedRows, EncodingReport]:
         """The table's codes under ``schema`` and what encoding changed (exact: console only)."""
 
+    @abstractmethod
     def close(self) -> None:
         """Let go of what the backend holds (connections, cached tables)."""
 
@@ -125,6 +125,9 @@ class MemoryTable(CountingTable):
     def encode(self, schema: Schema) -> tuple[EncodedRows, EncodingReport]:
         codes, report = schema.encode(self._df)
         return EncodedRows(codes), report
+
+    def close(self) -> None:
+        """Nothing to let go of: the DataFrame is the caller's."""
 
 
 class DistinctCellsTable(CountingTable):

@@ -27,8 +27,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synth.backends.base import (NO_NULL_TEXT, BackendUnavailable, DistinctCellsTable, EncodedRows, encode_distinct,
-                                 parquet_dtypes)
+from synth.backends.base import (
+    NO_NULL_TEXT,
+    BackendUnavailable,
+    DistinctCellsTable,
+    EncodedRows,
+    encode_distinct,
+    parquet_dtypes,
+)
 from synth.encoding import EncodingReport
 from synth.errors import InputFileError
 from synth.schema import Schema
@@ -37,7 +43,7 @@ from synth.tableio import checked_path, csv_layout, table_format
 MEMORY_LIMIT = "1GB"  # DuckDB's own memory (it spills beyond it); the Python side holds distinct cells
 
 
-def require_duckdb():  # noqa: ANN201 (the duckdb module, imported only when used)
+def require_duckdb():
     """The ``duckdb`` module, or BackendUnavailable saying which extra to install."""
     try:
         import duckdb

@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from synth.backends.base import (NO_NULL_TEXT, BackendUnavailable, DistinctCellsTable, EncodedRows, encode_distinct,
-                                 parquet_dtypes)
+from synth.backends.base import (
+    NO_NULL_TEXT,
+    BackendUnavailable,
+    DistinctCellsTable,
+    EncodedRows,
+    encode_distinct,
+    parquet_dtypes,
+)
 from synth.encoding import EncodingReport
 from synth.schema import Schema
 from synth.tableio import checked_path, csv_layout, table_format
@@ -32,7 +39,7 @@ LOCAL_PARTITIONS = 4
 LOCAL_DRIVER_MEMORY = "2g"
 
 
-def spark_session(master: str | None = None):  # noqa: ANN201 (a SparkSession; pyspark is imported when used)
+def spark_session(master: str | None = None):
     """The Spark session to count on (see the module docstring); BackendUnavailable when pyspark
     is missing or Spark cannot be started or reached."""
     try:
@@ -98,7 +105,7 @@ class SparkTable(DistinctCellsTable):
                 self._dtypes = parquet_dtypes(str(local))
         self._rows = rows
         self._columns = tuple(names)
-        self._distinct: dict[str, object] = {}
+        self._distinct: dict[str, Any] = {}  # cached Spark DataFrames
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -110,7 +117,7 @@ class SparkTable(DistinctCellsTable):
     def is_empty(self) -> bool:
         return self._rows.limit(1).count() == 0
 
-    def _distinct_table(self, name: str):  # noqa: ANN202 (a cached Spark DataFrame)
+    def _distinct_table(self, name: str):
         """``name``'s distinct cells, cached in Spark: value v, rows n, and id (its rank by value)."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F

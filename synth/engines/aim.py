@@ -35,29 +35,30 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import (EngineResult, PublicChecks, megabytes, reject_unknown_options, require_zcdp,
-                                true_or_false, whole_number)
-from synth.errors import EngineError
+from synth.defaults import FIT_ITERATIONS
+from synth.engines.base import EngineBase, EngineResult
+from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
+from synth.engines.output import check_keys, output_of, read_names, read_whole, reading_output
+from synth.engines.workload import ORDERS, listed_marginals
+from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
-from synth.model.compression import compress_one_way, expansion_weights
+from synth.model.compression import check_expansion, compress_one_way, expansion_weights
 from synth.model.domain import Domain
-from synth.model.fitting import fit_graphical_model
+from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.interface import Model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
+from synth.model.measured import fit_measurements
 from synth.privacy import split_budget
 from synth.progress import Progress
 
-DEFAULTS: dict[str, Any] = {"workload": "3-way", "max_cells": 10_000, "max_model_size": 80.0, "rounds": None,
-                            "iterations": 100, "compress": False}
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
-
-
-ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}
 
 
 def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool = True,
@@ -73,9 +74,7 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool =
     """
     names = domain.names
     if not isinstance(spec, str):
-        return listed_workload(spec, names), None
-    if spec not in ORDERS:
-        raise EngineError(f"workload {spec!r} is not known; use \"2-way\", \"3-way\" or a list of column lists.")
+        return listed_marginals(spec, names), None
     order = min(ORDERS[spec], len(names))
     workload = [q for q in itertools.combinations(names, order) if domain.size(q) <= max_cells]
     if not workload and explicit:
@@ -103,21 +102,6 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool =
     return workload + fallback, note
 
 
-def listed_workload(spec: Any, names: Sequence[str]) -> list[tuple[str, ...]]:
-    """A workload given as a list of column lists, checked against the column names (a public
-    fact); each marginal's columns in table order."""
-    if not isinstance(spec, list) or not spec or not all(isinstance(q, list) and q for q in spec):
-        raise EngineError("workload must be \"2-way\", \"3-way\" or a non-empty list of non-empty column lists.")
-    workload = []
-    for query in spec:
-        unknown = [c for c in query if c not in names]
-        if unknown or len(set(query)) != len(query):
-            raise EngineError(f"workload marginal {query} names unknown or repeated columns {unknown}; "
-                              f"the columns are {list(names)}.")
-        workload.append(tuple(sorted(query, key=names.index)))
-    return workload
-
-
 def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
     """Every marginal inside a workload marginal, weighted by its total overlap with the workload."""
     closure = {sub for query in workload for k in range(1, len(query) + 1)
@@ -127,36 +111,81 @@ def candidate_weights(workload: Sequence[tuple[str, ...]]) -> dict[tuple[str, ..
     return {c: float(sum(holding[a] for a in c)) for c in sorted(closure, key=lambda c: (len(c), c))}
 
 
-class AIMEngine(PublicChecks):
+@dataclass(frozen=True)
+class AIMOptions(EngineOptions):
+    """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
+    planned rounds (None: 16 per column), the fitting iterations per round, compression."""
+
+    workload: Any = "3-way"
+    max_cells: int = 10_000
+    max_model_size: float = 80.0
+    rounds: int | None = None
+    iterations: int = 100
+    compress: bool = False
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.workload, list) or (isinstance(self.workload, str) and self.workload in ORDERS)):
+            raise EngineError(f"workload {self.workload!r} is not known; use \"1-way\", \"2-way\", \"3-way\" or a "
+                              "list of column lists.")
+        megabytes("max_model_size", self.max_model_size)
+        if self.rounds is not None:
+            whole_number("rounds", self.rounds, 1)
+        whole_number("iterations", self.iterations, 1)
+        whole_number("max_cells", self.max_cells, 1)
+        true_or_false("compress", self.compress)
+
+
+@dataclass(frozen=True)
+class AIMOutput:
+    """The workload, the marginal selected in each round, the rounds run and, with ``compress``, each
+    compressed column's expansion weights (its noisy 1-way counts clipped at 0)."""
+
+    workload: tuple[tuple[str, ...], ...]
+    selected: tuple[tuple[str, ...], ...]
+    rounds: int
+    expansion: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"workload": [list(q) for q in self.workload],
+                                "selected": [list(q) for q in self.selected], "rounds": self.rounds}
+        if self.expansion:
+            data["expansion"] = {name: list(weights) for name, weights in self.expansion.items()}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        check_keys("aim", data, ("workload", "selected", "rounds"), ("expansion",))
+        with reading_output("aim"):
+            expansion = {str(name): tuple(float(w) for w in weights)
+                         for name, weights in dict(data.get("expansion") or {}).items()}
+            return cls(tuple(read_names(q) for q in data["workload"]), tuple(read_names(q) for q in data["selected"]),
+                       read_whole(data["rounds"]), expansion)
+
+
+class AIMEngine(EngineBase):
     """Workload-adaptive marginal selection with budget annealing and a model-size cap."""
 
     name: ClassVar[str] = "aim"
+    options_type = AIMOptions
+    output_type = AIMOutput
+    needs_zcdp = True
+    config: AIMOptions
 
     def __init__(self, options: Mapping[str, Any]) -> None:
-        reject_unknown_options(self.name, options, set(DEFAULTS))
+        super().__init__(options)
         self._explicit = "workload" in options or "max_cells" in options
-        self._options = {**DEFAULTS, **options}
-        megabytes(self._options, "max_model_size")
-        for key in ("rounds", "iterations", "max_cells"):
-            if self._options[key] is not None:
-                whole_number(self._options, key, 1)
-        true_or_false(self._options, "compress")
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self._options)
 
     def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        require_zcdp(self.name, budget_unit)
-        if not isinstance(self._options["workload"], str):
-            listed_workload(self._options["workload"], names)
+        super().check(names, budget_unit)
+        if isinstance(self.config.workload, list):
+            listed_marginals(self.config.workload, names)
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         self.check(curator.domain.names, curator.budget_unit)
-        workload, note = resolve_workload(self._options["workload"], curator.domain, self._options["max_cells"],
+        workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)
         columns = [c for c in candidate_weights(workload) if len(c) == 1]
-        rounds = self._options["rounds"] or 16 * len(curator.domain.names)
+        rounds = self.config.rounds or 16 * len(curator.domain.names)
         if rounds <= len(columns):
             raise EngineError(
                 f"rounds = {rounds} is too few: aim first measures the {len(columns)} workload columns one by "
@@ -167,20 +196,20 @@ class AIMEngine(PublicChecks):
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
         maps: dict[str, np.ndarray] = {}
         expansion: dict[str, np.ndarray] = {}
-        if self._options["compress"]:
+        if self.config.compress:
             maps, compressed = compress_one_way(measurements)
             expansion = expansion_weights(measurements, maps)
             measurements = compressed
             curator = curator.compressed(maps)
             # the same columns, now with fewer codes: more marginals may fit max_cells
-            workload, note = resolve_workload(self._options["workload"], curator.domain, self._options["max_cells"],
+            workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                               self._explicit)
         domain = curator.domain
         candidates = candidate_weights(workload)
-        iterations = self._options["iterations"]
+        iterations = self.config.iterations
         model = fit_graphical_model(domain, measurements, iterations=iterations)
-        selected: list[list[str]] = []
-        cap = self._options["max_model_size"]
+        selected: list[tuple[str, ...]] = []
+        cap = self.config.max_model_size
         exact_sizes = len(candidates) <= EXACT_SIZE_CANDIDATES
         last = False
         progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds")
@@ -206,16 +235,25 @@ class AIMEngine(PublicChecks):
             )
             chosen = allowed[choice]
             measurements.append(curator.measure_marginal(chosen, rho_measure))
-            selected.append(list(chosen))
+            selected.append(chosen)
             model = fit_graphical_model(domain, measurements, iterations=iterations, warm_start=model)
             moved = float(np.abs(model.marginal(chosen) - before[choice]).sum())
             progress.message(f"aim round {len(selected)}: measured {list(chosen)} "
                              f"({curator.remaining() / rho_total:.0%} of the budget left)")
             if not last and moved <= penalty * domain.size(chosen):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
-        output: dict[str, Any] = {"workload": [list(q) for q in workload], "selected": selected,
-                                  "rounds": len(selected)}
-        if expansion:
-            output["expansion"] = {name: weights.tolist() for name, weights in expansion.items()}
+        output = AIMOutput(tuple(workload), tuple(selected), len(selected),
+                           {name: tuple(weights.tolist()) for name, weights in expansion.items()})
         return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
+
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The fit of the measurements, merged codes spread by the expansion weights when there are some."""
+        output = output_of(result.output, AIMOutput)
+        try:
+            expansion = check_expansion(output.expansion, result.compression)
+        except (TypeError, ValueError) as exc:
+            raise DescriptionError(f"the aim output's expansion weights are damaged ({exc}); use the file exactly "
+                                   "as synth wrote it.") from exc
+        return fit_measurements(domain, result.measurements, result.compression, iterations, callback, expansion)
 

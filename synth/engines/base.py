@@ -1,25 +1,38 @@
-"""What every engine is: options in, DP measurements (through the curator) out.
+"""What every engine is: options in, DP measurements (through the curator) out, and everything
+that only the engine knows about what it released.
 
-An engine validates its options when built, then in ``describe`` asks the curator for noisy
-measurements within the budget left, and returns them with any public output of its own (e.g.
-the cliques it selected). It never sees private rows, only the curator's noisy answers.
+An engine reads its options (``options_type``, see ``synth.engines.options``) when built, then in
+``describe`` asks the curator for noisy measurements within the budget left and returns them
+with its public output (``output_type``, see ``synth.engines.output``). After the release, the
+same engine, rebuilt from the options the Description records, builds the model the release
+stands for (``build_model``) and says what structure it learnt (``structure``); the generator
+and the inspector ask it, and know no engine by name. It never sees private rows, only the
+curator's noisy answers.
+
+``EngineBase`` gives the defaults: every table and budget accepted (unless ``needs_zcdp``), no
+output, the model fitted to the measurements, the columns measured together as the structure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from synth.curator import Curator
+from synth.defaults import FIT_ITERATIONS
+from synth.engines.options import EngineOptions
+from synth.engines.output import EngineOutput, NoOutput, Structure, measured_together
 from synth.errors import EngineError
 from synth.measurement import Measurement
+from synth.model.domain import Domain
+from synth.model.fitting import Callback
+from synth.model.interface import Model
+from synth.model.measured import fit_measurements
 from synth.progress import Progress
 from synth.schema import Schema
-
-COUNT_SHARE = 0.02  # of the budget, for an engine's noisy row count under add/remove
 
 
 @dataclass(frozen=True)
@@ -29,13 +42,19 @@ class EngineResult:
     notes for the console on choices the engine made for the user (from public facts only)."""
 
     measurements: tuple[Measurement, ...]
-    output: dict[str, Any] = field(default_factory=dict)
+    output: EngineOutput = field(default_factory=NoOutput)
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
 
 class Engine(Protocol):
+    """What the describer, the Description, the generator and the inspector ask of an engine."""
+
     name: ClassVar[str]
+
+    @property
+    def output_type(self) -> type[EngineOutput]:
+        """The type of the engine's output (``EngineResult.output``), which reads it from a Description."""
 
     @property
     def options(self) -> dict[str, Any]:
@@ -49,21 +68,47 @@ class Engine(Protocol):
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         """Spend the curator's remaining budget on measurements."""
 
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The model ``result`` stands for, on the original codes (``domain``: the codes as
+        measured, after compression); ``iterations`` and ``callback`` bound and follow a fit.
+        Post-processing: DescriptionError when the result does not fit the domain."""
 
-class PublicChecks:
-    """Base of engines: ``check`` accepts every table and budget unless an engine says otherwise."""
+    def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
+        """What the engine learnt, for the inspector to draw (``names``: the release's columns)."""
+
+
+class EngineBase:
+    """Base of engines: options read by ``options_type``, and the defaults of the protocol."""
+
+    name: ClassVar[str]
+    options_type: ClassVar[type[EngineOptions]] = EngineOptions
+    output_type: ClassVar[type[EngineOutput]] = NoOutput
+    needs_zcdp: ClassVar[bool] = False  # True: measures with the Gaussian mechanism under zCDP only
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.config = self.options_type.read(self.name, options)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.config.to_dict()
 
     def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        """Nothing to refuse before spending: every table and budget unit can be served."""
+        """Refuse a budget not in zCDP when the engine ``needs_zcdp``; accept every table."""
+        if self.needs_zcdp and budget_unit != "rho":
+            raise EngineError(
+                f"engine {self.name!r} accounts in zero-concentrated DP and needs delta > 0; pass --delta "
+                "(e.g. 1e-9) or set delta in the profile (and no accounting other than zcdp)."
+            )
 
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The model fitted to the measurements (``synth.model.measured.fit_measurements``)."""
+        return fit_measurements(domain, result.measurements, result.compression, iterations, callback)
 
-def require_zcdp(engine: str, budget_unit: str) -> None:
-    """The marginal-based engines measure with the Gaussian mechanism under zCDP."""
-    if budget_unit != "rho":
-        raise EngineError(
-            f"engine {engine!r} accounts in zero-concentrated DP and needs delta > 0; pass --delta "
-            "(e.g. 1e-9) or set delta in the profile (and no accounting other than zcdp)."
-        )
+    def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
+        """The columns measured together."""
+        return measured_together(names, result.measurements)
 
 
 @runtime_checkable
@@ -73,69 +118,3 @@ class SchemaAware(Protocol):
 
     def with_schema(self, schema: Schema) -> Engine:
         """The same engine, able to turn the values in its options into codes of ``schema``."""
-
-
-def whole_number(options: Mapping[str, Any], key: str, least: int) -> int:
-    """The option ``key`` as a whole number of at least ``least``; EngineError otherwise."""
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise EngineError(f"{key} must be a whole number of at least {least}; got {value!r}.")
-    return value
-
-
-def share(options: Mapping[str, Any], key: str, hint: str) -> float:
-    """The option ``key`` as a number strictly between 0 and 1; EngineError (with ``hint``) otherwise."""
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise EngineError(f"{key} must be a number strictly between 0 and 1 ({hint}); got {value!r}.")
-    return value
-
-
-def megabytes(options: Mapping[str, Any], key: str) -> float:
-    """The option ``key`` as a positive number of megabytes; EngineError otherwise."""
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise EngineError(f"{key} must be a positive number of megabytes; got {value!r}.")
-    return value
-
-
-def true_or_false(options: Mapping[str, Any], key: str) -> bool:
-    """The option ``key`` as a boolean; EngineError otherwise."""
-    if not isinstance(options[key], bool):
-        raise EngineError(f"{key} must be true or false; got {options[key]!r}.")
-    return options[key]
-
-
-def reject_unknown_options(engine: str, options: Mapping[str, Any], known: set[str]) -> None:
-    """Raise EngineError naming any option the engine does not have."""
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise EngineError(
-            f"engine {engine!r} has no option(s) {unknown}; its options are "
-            f"{sorted(known) or 'none'}. Fix [engine_options] in the profile."
-        )
-
-
-class WithoutOptions(PublicChecks):
-    """Base of engines that take no options: any option given is an error."""
-
-    name: ClassVar[str]
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        reject_unknown_options(self.name, options, set())
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {}
-
-
-def count_rows(curator: Curator) -> tuple[float, list[Measurement]]:
-    """The number of rows the engines scale their answers to, and what measuring it released.
-
-    Under replace-one the count is public (nothing is spent or measured); under add/remove it is
-    a noisy count spending ``COUNT_SHARE`` of what is left (at least 1 row).
-    """
-    if curator.neighbouring.count_is_public:
-        return float(curator.public_count()), []
-    count = curator.noisy_count(curator.remaining() * COUNT_SHARE)
-    return max(float(count.values[0]), 1.0), [count]

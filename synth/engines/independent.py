@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, WithoutOptions
+from synth.engines.base import EngineBase, EngineResult
 from synth.privacy import split_budget
 from synth.progress import Progress
 
 
-class IndependentEngine(WithoutOptions):
+class IndependentEngine(EngineBase):
     """Measures each 1-way marginal (and, under add-remove, the row count)."""
 
     name: ClassVar[str] = "independent"

@@ -16,13 +16,16 @@ useful. The graphical-model fitter then combines all measurements into one consi
 from __future__ import annotations
 
 import itertools
-from typing import ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
 
 import networkx as nx
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, WithoutOptions, require_zcdp
+from synth.engines.base import EngineBase, EngineResult
+from synth.engines.output import check_keys, read_names, reading_output
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way
 from synth.model.estimation import estimate_total, project_to_simplex
@@ -30,13 +33,34 @@ from synth.privacy import split_budget
 from synth.progress import Progress
 
 
-class MSTEngine(WithoutOptions):
+@dataclass(frozen=True)
+class MSTOutput:
+    """The spanning tree's pairs of columns, in the order they were chosen."""
+
+    tree: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tree": [list(pair) for pair in self.tree]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        check_keys("mst", data, ("tree",))
+        with reading_output("mst"):
+            pairs = [read_names(pair) for pair in data["tree"]]
+            if any(len(pair) != 2 for pair in pairs):
+                raise ValueError("each edge of the tree is a pair of columns")
+        return cls(tuple((a, b) for a, b in pairs))
+
+
+class MSTEngine(EngineBase):
     """1-way marginals, compression, a DP maximum spanning tree of pairs, its 2-way marginals."""
 
     name: ClassVar[str] = "mst"
+    output_type = MSTOutput
+    needs_zcdp = True
 
     def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        require_zcdp(self.name, budget_unit)
+        super().check(names, budget_unit)
         if len(names) < 2:
             raise EngineError("engine 'mst' needs at least two columns; use 'independent' for one.")
 
@@ -55,8 +79,7 @@ class MSTEngine(WithoutOptions):
             view.measure_marginal(pair, rho)
             for pair, rho in zip(tree, split_budget(rho_two_way, [1.0] * len(tree)))
         ]
-        output = {"tree": [list(pair) for pair in tree]}
-        return EngineResult(tuple(compressed + two_way), output, compression=maps)
+        return EngineResult(tuple(compressed + two_way), MSTOutput(tuple(tree)), compression=maps)
 
     @staticmethod
     def _select_tree(view: Curator, one_way: list, rho: float, progress: Progress) -> list[tuple[str, str]]:

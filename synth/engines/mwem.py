@@ -1,8 +1,8 @@
 """Engine ``mwem``: multiplicative weights with the exponential mechanism (Hardt, Ligett & McSherry,
 "A simple and practical algorithm for differentially private data release", NeurIPS 2012).
 
-The workload (``synth.engines.workload``) is a list of tables of counting queries: every k-way
-marginal (default, k = 3), or the user's queries (ranges, conjunctions). Budget (ε under pure or
+The workload (``synth.engines.workload``) is a list of tables of counting queries: every marginal
+of an order (default ``"3-way"``), or the user's queries (ranges, conjunctions). Budget (ε under pure or
 approximate DP, ρ under zCDP; exact splits, the last round takes exactly what is left):
 
 1. under add/remove, 2 % for a noisy row count n̂ (under replace-one the count is public);
@@ -55,17 +55,24 @@ generate`` rebuilds the same estimate by post-processing alone.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, count_rows, share, true_or_false, whole_number
-from synth.engines.workload import MARGINALS, WorkloadEngine, WorkloadTable, downward_closure
-from synth.errors import EngineError
+from synth.defaults import FIT_ITERATIONS
+from synth.engines.base import EngineResult
+from synth.engines.options import one_of, share, true_or_false, whole_number
+from synth.engines.output import check_keys, output_of, read_number, read_whole, reading_output
+from synth.engines.rows import count_rows
+from synth.engines.workload import WorkloadEngine, WorkloadOptions, WorkloadTable, downward_closure
+from synth.errors import DescriptionError, EngineError
 from synth.model.domain import Domain
-from synth.model.fitting import fit_graphical_model
-from synth.model.histogram import MultiplicativeWeights
+from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.histogram import MultiplicativeWeights, replay_multiplicative_weights
+from synth.model.interface import Model
 from synth.privacy import split_budget
 from synth.progress import Progress
 
@@ -85,37 +92,87 @@ def default_rounds(workload: list[WorkloadTable], candidates: list[WorkloadTable
     return min(len(candidates), len(columns))
 
 
+@dataclass(frozen=True)
+class MWEMOptions(WorkloadOptions):
+    """mwem's options (README, Engines): the workload, the rounds and how each selects and
+    measures, and how the estimate is kept."""
+
+    workload: Any = "3-way"
+    rounds: int | None = None  # None: ``default_rounds``
+    selection_share: float = 0.5
+    representation: str = "auto"
+    max_cells: int = 10**7
+    passes: int | None = None  # None: ``MWEMEngine.default_passes``
+    average: bool = False
+    iterations: int = 100
+    candidates: str = CLOSURE
+    penalty: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.rounds is not None:
+            whole_number("rounds", self.rounds, 1)
+        if self.passes is not None:
+            whole_number("passes", self.passes, 1)
+        whole_number("max_cells", self.max_cells, 1)
+        whole_number("iterations", self.iterations, 1)
+        share("selection_share", self.selection_share, "the paper uses 0.5")
+        true_or_false("average", self.average)
+        true_or_false("penalty", self.penalty)
+        one_of("candidates", self.candidates, CANDIDATES)
+        one_of("representation", self.representation, REPRESENTATIONS)
+
+
+@dataclass(frozen=True)
+class MWEMOutput:
+    """How the estimate was kept (with its sweeps per round for a histogram), the domain's cells,
+    the row count it was scaled to, the rounds, the tables selected and the workload."""
+
+    representation: str
+    cells: int
+    total: float
+    rounds: int
+    selected: tuple[str, ...]
+    workload: tuple[WorkloadTable, ...]
+    passes: int | None = None  # histogram only
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"representation": self.representation, "cells": self.cells, "total": self.total,
+                "rounds": self.rounds, **({"passes": self.passes} if self.passes is not None else {}),
+                "selected": list(self.selected), "workload": [item.to_dict() for item in self.workload]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        representation = data.get("representation") if isinstance(data, Mapping) else None
+        if representation not in (HISTOGRAM, GRAPHICAL):
+            raise DescriptionError(f"the mwem output in the Description has representation {representation!r}, not "
+                                   f"{HISTOGRAM!r} or {GRAPHICAL!r}; use the file exactly as synth wrote it.")
+        histogram = representation == HISTOGRAM
+        check_keys("mwem", data, ("representation", "cells", "total", "rounds", "selected", "workload")
+                   + (("passes",) if histogram else ()))
+        with reading_output("mwem"):
+            selected = data["selected"]
+            if not isinstance(selected, list) or not all(isinstance(label, str) for label in selected):
+                raise TypeError(f"selected must be a list of table labels, got {selected!r}")
+            return cls(representation, read_whole(data["cells"]), read_number(data["total"]),
+                       read_whole(data["rounds"]), tuple(selected),
+                       tuple(WorkloadTable.from_dict(item) for item in data["workload"]),
+                       read_whole(data["passes"]) if histogram else None)
+
+
 class MWEMEngine(WorkloadEngine):
     """Rounds of exponential-mechanism selection, noisy measurement and multiplicative weights."""
 
     name: ClassVar[str] = "mwem"
-    defaults: ClassVar[dict[str, Any]] = {
-        "workload": MARGINALS, "k": 3, "rounds": None, "selection_share": 0.5, "representation": "auto",
-        "max_cells": 10**7, "passes": None, "average": False, "iterations": 100,
-        "candidates": CLOSURE, "penalty": True,
-    }
-
-    def check_options(self) -> None:
-        if self._options["rounds"] is not None:
-            whole_number(self._options, "rounds", 1)
-        if self._options["passes"] is not None:
-            whole_number(self._options, "passes", 1)
-        for key in ("max_cells", "iterations"):
-            whole_number(self._options, key, 1)
-        share(self._options, "selection_share", "the paper uses 0.5")
-        true_or_false(self._options, "average")
-        true_or_false(self._options, "penalty")
-        if self._options["candidates"] not in CANDIDATES:
-            raise EngineError(f"candidates must be one of {list(CANDIDATES)}; got {self._options['candidates']!r}.")
-        if self._options["representation"] not in REPRESENTATIONS:
-            raise EngineError(f"representation must be one of {list(REPRESENTATIONS)}; "
-                              f"got {self._options['representation']!r}.")
+    options_type = MWEMOptions
+    output_type = MWEMOutput
+    config: MWEMOptions
 
     def representation(self, domain: Domain, rounds: int) -> str:
         """The estimate's representation for ``domain`` and ``rounds`` (public: from sizes alone).
         ``auto`` takes the histogram when it fits in ``max_cells`` and the work rule of ``passes``
         allows it the most sweeps (``PASSES``); otherwise the graphical model."""
-        chosen, limit, cells = self._options["representation"], self._options["max_cells"], domain.size()
+        chosen, limit, cells = self.config.representation, self.config.max_cells, domain.size()
         if chosen == HISTOGRAM and cells > limit:
             raise EngineError(
                 f"the domain has {cells:,} cells, more than max_cells = {limit:,} for an explicit histogram "
@@ -128,8 +185,8 @@ class MWEMEngine(WorkloadEngine):
 
     def passes(self, cells: int, rounds: int) -> int:
         """Sweeps over the measurements per round: the option, or ``default_passes``."""
-        if self._options["passes"] is not None:
-            return self._options["passes"]
+        if self.config.passes is not None:
+            return self.config.passes
         return self.default_passes(cells, rounds)
 
     @staticmethod
@@ -143,11 +200,11 @@ class MWEMEngine(WorkloadEngine):
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         domain = curator.domain
         workload = self.workload(domain)
-        candidates = downward_closure(workload) if self._options["candidates"] == CLOSURE else workload
-        rounds = self._options["rounds"] or default_rounds(workload, candidates)
+        candidates = downward_closure(workload) if self.config.candidates == CLOSURE else workload
+        rounds = self.config.rounds or default_rounds(workload, candidates)
         representation = self.representation(domain, rounds)
         total, measurements = count_rows(curator)
-        selection_share = self._options["selection_share"]
+        selection_share = self.config.selection_share
         passes = self.passes(domain.size(), rounds)
         weights = MultiplicativeWeights(domain, total, passes) if representation == HISTOGRAM else None
         model = None
@@ -162,7 +219,7 @@ class MWEMEngine(WorkloadEngine):
             estimates = [item.table(estimate.marginal(item.attrs) if estimate is not None
                                     else np.full(domain.shape(item.attrs), total / domain.size(item.attrs)))
                          for item in candidates]
-            noise = curator.expected_absolute_noise(measure) if self._options["penalty"] else 0.0
+            noise = curator.expected_absolute_noise(measure) if self.config.penalty else 0.0
             item = candidates[curator.select_marginal([c.attrs for c in candidates], estimates, select,
                                                       penalties=[noise * c.cells(domain) for c in candidates],
                                                       coarsenings=[c.groups for c in candidates])]
@@ -172,10 +229,19 @@ class MWEMEngine(WorkloadEngine):
             if weights is not None:
                 weights.add(measured)
             else:
-                model = fit_graphical_model(domain, measurements, total=total, iterations=self._options["iterations"],
+                model = fit_graphical_model(domain, measurements, total=total, iterations=self.config.iterations,
                                             warm_start=model)
-        output = {"representation": representation, "cells": domain.size(), "total": total, "rounds": rounds,
-                  **({"passes": passes} if representation == HISTOGRAM else {}),
-                  "selected": selected, "workload": [item.to_dict() for item in workload]}
+        output = MWEMOutput(representation, domain.size(), total, rounds, tuple(selected), tuple(workload),
+                            passes if representation == HISTOGRAM else None)
         return EngineResult(tuple(measurements), output)
+
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The released histogram, replayed from the measurements in round order; else the fit."""
+        output = output_of(result.output, MWEMOutput)
+        if output.passes is None:
+            return super().build_model(domain, result, iterations, callback)
+        with reading_output(self.name):
+            return replay_multiplicative_weights(domain, result.measurements, float(output.total), output.passes,
+                                                 self.config.average)
 

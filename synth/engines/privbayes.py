@@ -45,21 +45,27 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
 
+import networkx as nx
 import numpy as np
 
 from synth.curator import DEPENDENCE_SCORES, Curator
-from synth.engines.base import COUNT_SHARE, EngineResult, PublicChecks, megabytes, reject_unknown_options, share, true_or_false, whole_number
-from synth.errors import EngineError
+from synth.defaults import FIT_ITERATIONS
+from synth.engines.base import EngineBase, EngineResult
+from synth.engines.options import EngineOptions, megabytes, positive, share, true_or_false, whole_number
+from synth.engines.output import Structure, check_keys, output_of, read_names, read_number, read_whole, reading_output
+from synth.engines.rows import COUNT_SHARE
+from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
+from synth.model.bayesian_network import network_from_measurements
+from synth.model.domain import Domain
+from synth.model.fitting import Callback
+from synth.model.interface import Model
 from synth.model.junction_tree import model_size_mb
 from synth.privacy import split_budget
 from synth.progress import Progress
-
-DEFAULTS: dict[str, Any] = {"degree": 2, "theta": 4.0, "parent_bins": 8, "structure_share": 0.3,
-                            "max_rows": 10**9, "fit": False, "score": "r",
-                            "max_model_size": 80.0}
 
 Pair = tuple[str, tuple[str, ...]]
 
@@ -70,41 +76,86 @@ def parent_groups(sizes: Mapping[str, int], bins: int) -> dict[str, np.ndarray]:
     return {name: np.arange(size) * bins // size for name, size in sizes.items() if size > bins}
 
 
-class PrivBayesEngine(PublicChecks):
+@dataclass(frozen=True)
+class PrivBayesOptions(EngineOptions):
+    """privbayes's options (README, Engines): the most parents, θ, the parents' groups, the
+    structure's share of the budget, the dependence score and its row bound, and the fit."""
+
+    degree: int = 2
+    theta: float = 4.0
+    parent_bins: int = 8
+    structure_share: float = 0.3
+    max_rows: int = 10**9
+    fit: bool = False
+    score: str = "r"
+    max_model_size: float = 80.0
+
+    def __post_init__(self) -> None:
+        whole_number("degree", self.degree, 0)
+        whole_number("parent_bins", self.parent_bins, 2)
+        whole_number("max_rows", self.max_rows, 1)
+        positive("theta", self.theta, "the paper uses 4")
+        share("structure_share", self.structure_share, "e.g. 0.3")
+        if self.score not in DEPENDENCE_SCORES:
+            raise EngineError(f"score must be one of {', '.join(DEPENDENCE_SCORES)} (mutual information, or the "
+                              f"PrivBayes paper's R); got {self.score!r}.")
+        megabytes("max_model_size", self.max_model_size)
+        true_or_false("fit", self.fit)
+
+
+@dataclass(frozen=True)
+class PrivBayesOutput:
+    """The network ((column, parents) in topological order), the group maps of the columns seen
+    on groups as parents, θ, the largest table θ allowed and the most parents a column got."""
+
+    network: tuple[Pair, ...]
+    parent_groups: dict[str, tuple[int, ...]]
+    theta: float
+    max_cells: float
+    degree_used: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"network": [{"attribute": child, "parents": list(parents)} for child, parents in self.network],
+                "parent_groups": {name: list(groups) for name, groups in self.parent_groups.items()},
+                "theta": self.theta, "max_cells": self.max_cells, "degree_used": self.degree_used}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        check_keys("privbayes", data, ("network", "parent_groups", "theta", "max_cells", "degree_used"))
+        network = data["network"]
+        try:
+            pairs = tuple((node["attribute"], read_names(node["parents"])) for node in network)
+            if not all(isinstance(child, str) for child, _ in pairs):
+                raise TypeError("names must be strings")
+        except (TypeError, KeyError) as error:
+            raise DescriptionError(
+                f"the engine output's 'network' is malformed ({error}); it must be a list of "
+                '{"attribute": column, "parents": [columns]}. Use the Description exactly as synth wrote it.'
+            ) from error
+        with reading_output("privbayes"):
+            groups = {str(name): tuple(read_whole(g) for g in codes) for name, codes in data["parent_groups"].items()}
+            return cls(pairs, groups, read_number(data["theta"]), read_number(data["max_cells"]),
+                       read_whole(data["degree_used"]))
+
+
+class PrivBayesEngine(EngineBase):
     """Greedy DP Bayesian network with θ-useful parent sets, then its noisy conditional tables."""
 
     name: ClassVar[str] = "privbayes"
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        reject_unknown_options(self.name, options, set(DEFAULTS))
-        self._options = {**DEFAULTS, **options}
-        whole_number(self._options, "degree", 0)
-        whole_number(self._options, "parent_bins", 2)
-        whole_number(self._options, "max_rows", 1)
-        theta = self._options["theta"]
-        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 0 < theta < math.inf:
-            raise EngineError(f"theta must be a positive number (the paper uses 4); got {theta!r}.")
-        share(self._options, "structure_share", "e.g. 0.3")
-        if self._options["score"] not in DEPENDENCE_SCORES:
-            raise EngineError(f"score must be one of {', '.join(DEPENDENCE_SCORES)} (mutual information, or the "
-                              f"PrivBayes paper's R); got {self._options['score']!r}.")
-        megabytes(self._options, "max_model_size")
-        true_or_false(self._options, "fit")
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self._options)
+    options_type = PrivBayesOptions
+    output_type = PrivBayesOutput
+    config: PrivBayesOptions
 
     def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        if self._options["degree"] >= len(names):
+        if self.config.degree >= len(names):
             raise EngineError(
-                f"degree {self._options['degree']} is too large for a table of {len(names)} columns: a column "
+                f"degree {self.config.degree} is too large for a table of {len(names)} columns: a column "
                 f"can have at most {len(names) - 1} parents. Lower degree in [engine_options].")
 
     def describe(self, curator: Curator, progress: Progress) -> EngineResult:
         names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
         self.check(names, curator.budget_unit)
-        beta = self._options["structure_share"]
+        beta = self.config.structure_share
         measurements: list[Measurement] = []
         if curator.neighbouring.count_is_public:
             structure, planned = split_budget(curator.remaining(), [beta, 1 - beta])
@@ -114,8 +165,8 @@ class PrivBayesEngine(PublicChecks):
                 curator.remaining(), [COUNT_SHARE, (1 - COUNT_SHARE) * beta, (1 - COUNT_SHARE) * (1 - beta)])
             measurements.append(curator.noisy_count(count))
             rows = max(float(measurements[0].values[0]), 0.0)
-        max_cells = rows / (self._options["theta"] * curator.noise_scale(planned / len(names)))
-        groups = parent_groups(sizes, self._options["parent_bins"])
+        max_cells = rows / (self.config.theta * curator.noise_scale(planned / len(names)))
+        groups = parent_groups(sizes, self.config.parent_bins)
         parent_sizes = {name: int(groups[name].max()) + 1 if name in groups else size for name, size in sizes.items()}
         network = self._learn_network(curator, structure, parent_sizes, max_cells, groups, progress)
         used = {p for _, parents in network for p in parents if p in groups}
@@ -124,14 +175,36 @@ class PrivBayesEngine(PublicChecks):
                                                        len(network)):
             maps = {p: groups[p] for p in parents if p in groups}
             measurements.append(curator.measure_marginal((child, *parents), budget, coarsening=maps))
-        output = {
-            "network": [{"attribute": child, "parents": list(parents)} for child, parents in network],
-            "parent_groups": {name: groups[name].tolist() for name in names if name in used},
-            "theta": self._options["theta"],
-            "max_cells": max_cells,
-            "degree_used": max(len(parents) for _, parents in network),
-        }
+        output = PrivBayesOutput(tuple(network), {name: tuple(groups[name].tolist()) for name in names if name in used},
+                                 self.config.theta, max_cells, max(len(parents) for _, parents in network))
         return EngineResult(tuple(measurements), output)
+
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The network itself, its tables turned into conditionals; with ``fit``, the fitted model."""
+        if self.config.fit:
+            return super().build_model(domain, result, iterations, callback)
+        return network_from_measurements(domain, output_of(result.output, PrivBayesOutput).network,
+                                         result.measurements)
+
+    def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
+        """The network: an arrow from each parent to its child; DescriptionError if it is not a DAG on ``names``."""
+        output = output_of(result.output, PrivBayesOutput)
+        graph = nx.DiGraph()
+        graph.add_nodes_from(names)
+        known = set(names)
+        for child, parents in output.network:
+            if child not in known or not known.issuperset(parents):
+                raise DescriptionError(f"the engine output's 'network' names columns the schema lacks "
+                                       f"({[child, *parents]}); use the Description exactly as synth wrote it.")
+            graph.add_edges_from((parent, child) for parent in parents)
+        if not nx.is_directed_acyclic_graph(graph):
+            raise DescriptionError("the engine output's 'network' has a cycle, so it is not a Bayesian "
+                                   "network; the file is inconsistent. Use it exactly as synth wrote it.")
+        coarse = sorted(output.parent_groups)
+        return Structure(graph, f"Bayesian network released by engine '{self.name}': an arrow runs from each "
+                                f"parent to its child ({graph.number_of_edges()} arrows)."
+                         + (f" As parents, {', '.join(coarse)} are seen on groups of adjacent codes." if coarse else ""))
 
     def _learn_network(self, curator: Curator, budget: float, parent_sizes: Mapping[str, int], max_cells: float,
                        groups: Mapping[str, np.ndarray], progress: Progress) -> list[Pair]:
@@ -146,21 +219,21 @@ class PrivBayesEngine(PublicChecks):
             placed = [child for child, _ in network]
             tables = [(child, *parents) for child, parents in network]
 
-            def allowed(child: str, parents: tuple[str, ...]) -> bool:
+            def allowed(child: str, parents: tuple[str, ...], tables: list[tuple[str, ...]] = tables) -> bool:
                 cells = curator.domain.size((child,)) * math.prod(parent_sizes[p] for p in parents)
-                return cells <= max_cells and (not self._options["fit"] or model_size_mb(
-                    curator.domain, [*tables, (child, *parents)]) <= self._options["max_model_size"])
+                return cells <= max_cells and (not self.config.fit or model_size_mb(
+                    curator.domain, [*tables, (child, *parents)]) <= self.config.max_model_size)
 
             candidates = [(child, parents) for child in names if child not in placed
                           for parents in self._parent_sets(child, placed, allowed)]
             network.append(candidates[curator.select_by_dependence(
-                candidates, step, self._options["score"], self._options["max_rows"], coarsening=groups)])
+                candidates, step, self.config.score, self.config.max_rows, coarsening=groups)])
         return network
 
     def _parent_sets(self, child: str, placed: Sequence[str],
                      allowed: Callable[[str, tuple[str, ...]], bool]) -> list[tuple[str, ...]]:
         """The maximal allowed parent sets of at most ``degree`` placed columns; () when none."""
-        degree = min(self._options["degree"], len(placed))
+        degree = min(self.config.degree, len(placed))
         sets = [parents for k in range(1, degree + 1) for parents in itertools.combinations(placed, k)
                 if allowed(child, parents) and (k == degree or not any(
                     allowed(child, (*parents, q)) for q in placed if q not in parents))]

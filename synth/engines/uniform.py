@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 from synth.curator import Curator
-from synth.engines.base import EngineResult, WithoutOptions
+from synth.engines.base import EngineBase, EngineResult
 from synth.progress import Progress
 
 
-class UniformEngine(WithoutOptions):
+class UniformEngine(EngineBase):
     """Measures nothing: the generator draws every column uniformly from its domain."""
 
     name: ClassVar[str] = "random"

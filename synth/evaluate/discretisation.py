@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 
 from synth.cells import FIRST_SECOND, LAST_SECOND, parse_values, text_counts
+from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.drafting import EMPTY_CATEGORY, draft_profile
 from synth.kinds import DomainSource, Kind
-from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.schema import Schema
 
 QUANTILE_BINS = 20
@@ -99,6 +99,7 @@ def draft_discretisation(original: pd.DataFrame, missing_markers: Sequence[str] 
     markers, set_apart = tuple(missing_markers), {}
     if kinds is None:
         draft = draft_profile(original, markers).schema
+        assert draft is not None  # a drafted profile always has its schema
         markers = draft.missing_markers
         kinds = {c.name: c.kind for c in draft.columns}
         set_apart = {c.name: c.kind.value for c in draft.unmodelled}

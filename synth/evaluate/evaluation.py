@@ -28,7 +28,7 @@ from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statisti
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
 from synth.evaluate.projection import Projection, project
 from synth.evaluate.queries import QueryErrors, query_errors
-from synth.evaluate.tables import Tables, TableLike, holdout_split, load_tables
+from synth.evaluate.tables import TableLike, Tables, holdout_split, load_tables
 from synth.evaluate.utility import Utility, check_target, ml_utility
 from synth.progress import SILENT, Progress
 from synth.schema import Schema

@@ -64,7 +64,7 @@ def marginal_errors(marginals: Sequence[MarginalErrors]) -> bytes:
     figure = Figure(figsize=(6.4, 3.0))
     axes = figure.add_subplot()
     top = max(float(m.tvds.max()) for m in marginals)
-    bins = np.linspace(0.0, max(top, 1e-3) * 1.05, 30)
+    bins = np.linspace(0.0, max(top, 1e-3) * 1.05, 30).tolist()
     for m, colour in zip(marginals, (ACCENT, SECOND, "#4a9a4a")):
         axes.hist(m.tvds, bins=bins, histtype="step", linewidth=1.6, color=colour,
                   weights=np.full(m.tvds.size, 1.0 / m.tvds.size), label=f"{m.k}-way ({m.tvds.size})")
@@ -115,7 +115,7 @@ def histogram(samples: dict[str, np.ndarray], xlabel: str) -> bytes:
     figure = Figure(figsize=(6.4, 3.0))
     axes = figure.add_subplot()
     top = max(float(v.max()) for v in samples.values())
-    bins = np.linspace(0.0, max(top, 1e-6) * 1.02, 40)
+    bins = np.linspace(0.0, max(top, 1e-6) * 1.02, 40).tolist()
     for (label, values), colour in zip(samples.items(), (SECOND, ACCENT)):
         axes.hist(values, bins=bins, histtype="stepfilled", alpha=0.45, color=colour,
                   weights=np.full(values.size, 1.0 / values.size), label=label)

@@ -19,8 +19,18 @@ from synth.evaluate.association import AssociationComparison
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.evaluation import Evaluation
 from synth.files import atomic_write_text, check_writable
-from synth.htmlpage import (banner, budget_text, escape, facts, figures_module, image, ledger_section, number,
-                            page, table)
+from synth.htmlpage import (
+    banner,
+    budget_text,
+    escape,
+    facts,
+    figures_module,
+    image,
+    ledger_section,
+    number,
+    page,
+    table,
+)
 from synth.progress import SILENT, Progress
 
 BANNER = ("For the data owner only. This report contains statistics of the ORIGINAL data (distributions, "

@@ -17,17 +17,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from synth.cells import parse_values, text_counts
+from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.encoding import encode_parsed
-from synth.evaluate.discretisation import draft_discretisation
 from synth.errors import DataError
+from synth.evaluate.discretisation import draft_discretisation
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.schema import Schema
 from synth.tableio import read_table_chunks
 
@@ -38,7 +39,7 @@ MAX_HOLDOUT_ROWS = 20_000
 MIN_ORIGINAL_ROWS = 10  # fewer leave too few rows to hold some out
 MAX_INVALID_SHARE = 0.5  # more unreadable cells than this in a column: the tables differ in kind
 
-TableLike = pd.DataFrame | str | os.PathLike[str]
+TableLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 
 
 @dataclass(frozen=True)
@@ -238,8 +239,8 @@ def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], whi
             reading.add(chunk, parsed)
         for key, (values, _) in parsed.items():
             pieces.setdefault(key, []).append(values)
-    values = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
-    return [reading.table(which, values) for reading in readings]
+    joined = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
+    return [reading.table(which, joined) for reading in readings]
 
 
 def _not_scored(original: list[str], release: Schema | None, set_apart: dict[str, str]) -> dict[str, str]:

@@ -47,7 +47,7 @@ class Utility:
     task: str
     train_rows: int  # on each side
     test_rows: int
-    baseline: dict[str, float]  # a constant predictor's scores on the test rows
+    baseline: dict[str, float | None]  # a constant predictor's scores on the test rows
     scores: tuple[ModelScores, ...]
     notes: tuple[str, ...]
 

@@ -54,11 +54,11 @@ def _summary(description: Description, model: Model) -> str:
     measured = math.isfinite(model.total)
     estimate = f"{model.total:,.0f} (noisy, from the measurements)" if measured else "none: nothing was measured"
     if description.rows is not None:
-        rows = f"{description.rows:,}"
+        to_generate = f"{description.rows:,}"
     elif measured:
-        rows = f"not set: synth generate makes about {model.total:,.0f} rows (the noisy estimated total)"
+        to_generate = f"not set: synth generate makes about {model.total:,.0f} rows (the noisy estimated total)"
     else:
-        rows = "not set: synth generate needs --rows"
+        to_generate = "not set: synth generate needs --rows"
     noise = description.noise
     rows = [
         ("Engine", description.engine),
@@ -68,7 +68,7 @@ def _summary(description: Description, model: Model) -> str:
         ("Budget", budget_text(budget)),
         ("Spent", budget_text(spent)),
         ("Neighbouring relation", description.neighbouring),
-        ("Rows to generate", rows),
+        ("Rows to generate", to_generate),
         ("Estimated row count", estimate),
         ("Noise", f"{noise.get('sampler', '?')} sampler; "
          + ("SEEDED (test mode): NO privacy guarantee, must not be shared" if description.seeded

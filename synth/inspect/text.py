@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 from synth.description import Description
-from synth.manifest import guarantee_statement
 from synth.generate import fit_model
 from synth.kinds import Kind
+from synth.manifest import guarantee_statement
 
 BAR_WIDTH = 30
 MAX_VALUES_SHOWN = 12

@@ -11,17 +11,16 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from synth.description import Description
-from synth.errors import DescriptionError
+from synth.engines import released_by
+from synth.engines.output import Structure
 from synth.evaluate.association import cramers_v
 from synth.generate import Model
 from synth.kinds import NUMERIC_KINDS
-from synth.model.bayesian_network import network_structure
 from synth.model.compression import expand_marginal
 from synth.model.estimation import combine_measurements
 from synth.progress import SILENT, Progress
@@ -48,15 +47,6 @@ class Distribution:
             return np.arange(self.values.size)
         top = np.argsort(-self.values, kind="stable")[:limit]
         return np.sort(top) if self.ordered else top
-
-
-@dataclass(frozen=True)
-class Structure:
-    """The learnt structure: a directed network (parents → child) or the graph of columns measured
-    together (edge weight: how many measured marginals hold both); ``summary`` says which."""
-
-    graph: nx.Graph
-    summary: str
 
 
 @dataclass(frozen=True)
@@ -97,47 +87,10 @@ def distributions(description: Description, model: Model) -> list[Distribution]:
     return out
 
 
-def _network(network: Any, names: Sequence[str]) -> nx.DiGraph:
-    """A Bayesian network given as [{"attribute": name, "parents": [names]}, ...], checked."""
-    graph = nx.DiGraph()
-    graph.add_nodes_from(names)
-    known = set(names)
-    for child, parents in network_structure(network):
-        if child not in known or not known.issuperset(parents):
-            raise DescriptionError(f"the engine output's 'network' names columns the schema lacks "
-                                   f"({[child, *parents]}); use the Description exactly as synth wrote it.")
-        graph.add_edges_from((parent, child) for parent in parents)
-    if not nx.is_directed_acyclic_graph(graph):
-        raise DescriptionError("the engine output's 'network' has a cycle, so it is not a Bayesian "
-                               "network; the file is inconsistent. Use it exactly as synth wrote it.")
-    return graph
-
-
 def structure(description: Description) -> Structure:
-    """The engine's network when it released one, else the columns measured together."""
-    names = description.schema.names
-    output = description.engine_output
-    if "network" in output:
-        graph = _network(output["network"], names)
-        coarse = sorted(output.get("parent_groups") or {})
-        return Structure(graph, f"Bayesian network released by engine '{description.engine}': an arrow "
-                                f"runs from each parent to its child ({graph.number_of_edges()} arrows)."
-                         + (f" As parents, {', '.join(coarse)} are seen on groups of adjacent codes." if coarse else ""))
-    graph = nx.Graph()
-    graph.add_nodes_from(names)
-    for m in description.measurements:
-        for a, b in itertools.combinations(m.attrs, 2):
-            weight = graph.edges[a, b]["weight"] + 1 if graph.has_edge(a, b) else 1
-            graph.add_edge(a, b, weight=weight)
-    if not description.measurements:
-        return Structure(graph, "Nothing was measured: the model is uniform over the public domain, "
-                                "columns independent, so the picture has no edges.")
-    if graph.number_of_edges() == 0:
-        return Structure(graph, "No marginal was measured over more than one column: the model treats "
-                                "the columns as independent, so the picture has no edges.")
-    joint = sum(1 for m in description.measurements if len(m.attrs) > 1)
-    return Structure(graph, f"Columns joined by an edge were measured together ({joint} joint "
-                            "marginals); an edge's width is the number of measured marginals holding both.")
+    """What the release's engine learnt (its ``structure``: e.g. a network, or the columns measured together)."""
+    engine = released_by(description.engine, description.engine_options)
+    return engine.structure(description.schema.names, description.result)
 
 
 def heatmap_columns(names: Sequence[str], graph: nx.Graph, limit: int = MAX_HEATMAP_COLUMNS) -> tuple[str, ...]:

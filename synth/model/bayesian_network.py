@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 
@@ -129,21 +128,6 @@ class BayesianNetwork:
                     stack.append(p)
         factors = [(family, table) for family, table in self._family_tables if family[-1] in needed]
         return self.total * eliminate(self.domain, factors, attrs)
-
-
-def network_structure(network: Any) -> list[tuple[str, tuple[str, ...]]]:
-    """(attribute, parents) pairs of a Description's network, given as
-    [{"attribute": column, "parents": [columns]}, ...]; DescriptionError if it is not that shape."""
-    try:
-        pairs = [(node["attribute"], tuple(node["parents"])) for node in network]
-        if not all(isinstance(name, str) for pair in pairs for name in (pair[0], *pair[1])):
-            raise TypeError("names must be strings")
-    except (TypeError, KeyError) as error:
-        raise DescriptionError(
-            f"the engine output's 'network' is malformed ({error}); it must be a list of "
-            '{"attribute": column, "parents": [columns]}. Use the Description exactly as synth wrote it.'
-        ) from error
-    return pairs
 
 
 def network_from_measurements(domain: Domain, network: Sequence[tuple[str, Sequence[str]]],

@@ -116,10 +116,14 @@ class _Plan:
     """
 
     def __init__(self, domain: Domain, tree: JunctionTree, wanted: Sequence[tuple[str, ...]]) -> None:
-        self.domain, self.nodes, self.index = domain, [], {}
+        self.domain = domain
+        self.nodes: list[_Node] = []
+        self.index: dict[tuple[str, ...], int] = {}
         by_clique: dict[int, list[tuple[str, ...]]] = defaultdict(list)
         for key in wanted:
-            by_clique[tree.containing(key)].append(key)
+            clique = tree.containing(key)
+            assert clique is not None, f"{key} is in no clique of the tree"  # the tree was built to hold them
+            by_clique[clique].append(key)
         for clique, keys in sorted(by_clique.items()):
             self._serve(clique, None, tree.cliques[clique], keys)
 

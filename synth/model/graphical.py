@@ -241,11 +241,12 @@ class CalibratedTree:
             shared[parent].update(separator)
             shared[child].update(separator)
         factors: list[tuple[tuple[str, ...], np.ndarray]] = []
-        for parent, child, separator in [(None, top, ())] + edges:
+        walk: list[tuple[int | None, int, tuple[str, ...]]] = [(None, top, ()), *edges]
+        for above, child, separator in walk:
             clique = self.cliques[child]
             kept = tuple(a for a in clique if a in shared[child])
             table = marginalise(tables[child], clique, kept)
-            if parent is not None:
+            if above is not None:
                 sums = align(marginalise(table, kept, separator), separator, kept)
                 table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
             factors.append((kept, table))

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.measurement import Measurement
-from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.domain import Domain
+from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
 

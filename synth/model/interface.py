@@ -36,7 +36,8 @@ MIN_PROBABILITY = 1e-15
 
 
 class Model(Protocol):
-    total: float
+    @property
+    def total(self) -> float: ...
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
 

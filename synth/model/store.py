@@ -165,7 +165,7 @@ def write_model(path: str | os.PathLike[str], model: Model, metadata: Mapping[st
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
+            np.savez(handle, allow_pickle=False, **arrays)
 
     return atomic_write(path, write, force, shared=True)
 

@@ -1,7 +1,15 @@
 """Privacy primitives of synth: budgets and composition (``accounting``), mechanisms' costs and
 calibration (``costs``) on exact arithmetic (``exact``), and the noise samplers (``mechanisms``). This package never reads data; it only accounts for and draws noise."""
 
-from synth.privacy.accounting import Accountant, Budget, Cost, LedgerEntry, Notion, approx_to_zcdp_rho, zcdp_to_approx_epsilon
+from synth.privacy.accounting import (
+    Accountant,
+    Budget,
+    Cost,
+    LedgerEntry,
+    Notion,
+    approx_to_zcdp_rho,
+    zcdp_to_approx_epsilon,
+)
 from synth.privacy.costs import (
     check_randomized_response,
     exponential_cost,

@@ -16,7 +16,6 @@ from synth.errors import BudgetError
 from synth.privacy.accounting import Cost, Notion
 from synth.privacy.exact import ceil_float, floor_float, is_real, non_negative, positive, round_up
 
-
 # --------------------------------------------------------------------------------------------
 # Costs of mechanisms and their calibration
 # --------------------------------------------------------------------------------------------

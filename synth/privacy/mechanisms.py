@@ -209,7 +209,7 @@ class SeededNoise:
             raise BudgetError(f"the noise seed must be a non-negative integer such as 7; got {seed!r}.")
         self.seed = int(seed)
         self.seeded = True
-        self._rng = np.random.default_rng(self.seed)
+        self._rng: np.random.Generator = np.random.default_rng(self.seed)
 
     def description(self) -> dict[str, Any]:
         return {"sampler": "numpy", "seeded": True}
@@ -223,7 +223,8 @@ class SeededNoise:
     def discrete_laplace(self, counts: np.ndarray, scale: float) -> np.ndarray:
         scale = _check_scale("scale", scale)
         array = _integer_array(counts)
-        return array + self._discrete_laplace_noise(scale, array.size).reshape(array.shape)
+        noisy: np.ndarray = array + self._discrete_laplace_noise(scale, array.size).reshape(array.shape)
+        return noisy
 
     def discrete_gaussian(self, counts: np.ndarray, sigma: float) -> np.ndarray:
         """Rejection sampling from discrete Laplace (Canonne, Kamath & Steinke 2020, Algorithm 3):

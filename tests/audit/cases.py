@@ -488,7 +488,7 @@ def release_llr(result: EngineResult, first: np.ndarray, second: np.ndarray) -> 
 def chosen_database(result: EngineResult, first: np.ndarray, second: np.ndarray) -> float:
     """SmallDB's draw: the database it chose, as one code (its sorted cells in base |cells|).
     Its noisy row count is left out: an event on part of a release is an event on the release."""
-    rows = np.asarray(result.output["database"])
+    rows = np.asarray(result.output.database)
     sizes = SIZES[:rows.shape[1]]
     cells = np.sort(np.ravel_multi_index(tuple(rows.T), sizes))
     return float(np.ravel_multi_index(tuple(cells), (math.prod(sizes),) * cells.size))
@@ -632,9 +632,9 @@ _MST = EngineSetup("mst", **ZCDP_ENGINE_BUDGET)
 _AIM = EngineSetup("aim", {"rounds": 4, "iterations": 20}, **ZCDP_ENGINE_BUDGET)
 # the statistic sees MWEM's measurements, not its selections: a small selection share keeps most of the
 # budget where the audit can see it
-_MWEM = EngineSetup("mwem", {"k": 2, "rounds": 3, "passes": 10, "selection_share": 0.1})
+_MWEM = EngineSetup("mwem", {"workload": "2-way", "rounds": 3, "passes": 10, "selection_share": 0.1})
 # SmallDB on the table where one row moves its scores the most (``small_database_runs``): 11 candidates
-_SMALLDB = EngineSetup("smalldb", {"k": 1, "size": 10}, columns=1, statistic=chosen_database, table=skewed_table)
+_SMALLDB = EngineSetup("smalldb", {"workload": "1-way", "size": 10}, columns=1, statistic=chosen_database, table=skewed_table)
 _SMALLDB_REPLACE = dataclasses.replace(_SMALLDB, relation="replace")
 
 CASES: list[AuditCase] = [

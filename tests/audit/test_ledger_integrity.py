@@ -408,6 +408,9 @@ RELEASES = {
     "mst, zcdp": dict(engine="mst", epsilon=1.0, delta=1e-6),
     "aim, zcdp": dict(engine="aim", epsilon=1.0, delta=1e-6, engine_options={"rounds": 4, "iterations": 10}),
     "random": dict(engine="random", epsilon=1.0, rows=10),
+    "mwem, pure": dict(engine="mwem", epsilon=1.0, engine_options={"workload": "2-way", "rounds": 3, "passes": 10}),
+    "mwem, zcdp": dict(engine="mwem", epsilon=1.0, delta=1e-6, engine_options={"workload": "2-way", "rounds": 3}),
+    "smalldb, pure": dict(engine="smalldb", epsilon=1.0, engine_options={"workload": "1-way", "size": 2}),
     "aim, zcdp, domains discovered": dict(engine="aim", epsilon=1.0, delta=1e-6, schema=None,
                                           engine_options={"rounds": 4, "iterations": 10}),
 }

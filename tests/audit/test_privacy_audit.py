@@ -20,6 +20,7 @@ from cases import (
 
 from synth.curator import CountRelease, Curator
 from synth.engines import EngineResult, make_engine
+from synth.engines.smalldb import SmallDBOutput
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
@@ -77,7 +78,7 @@ def test_audit_finds_most_of_a_known_epsilon() -> None:
 
 @pytest.mark.parametrize("engine,delta,options", [
     ("independent", 0.0, {}), ("privbayes", 0.0, {}), ("mst", 0.1, {}), ("aim", 0.1, {"rounds": 4}),
-    ("mwem", 0.0, {"k": 2, "rounds": 3, "passes": 10}),
+    ("mwem", 0.0, {"workload": "2-way", "rounds": 3, "passes": 10}),
 ])
 def test_engine_statistic_reads_every_measurement_where_it_was_taken(engine: str, delta: float,
                                                                      options: dict[str, int]) -> None:
@@ -100,10 +101,11 @@ def test_smalldb_statistic_gives_each_database_its_own_code() -> None:
     table = skewed_table()
 
     def code(rows: list[list[int]]) -> float:
-        return chosen_database(EngineResult((), {"database": rows}), table, table)
+        output = SmallDBOutput(tuple(map(tuple, rows)), size=len(rows), candidates=1, queries=1, total=10.0, workload=())
+        return chosen_database(EngineResult((), output), table, table)
 
     assert len({code([[1]] * ones + [[0]] * (10 - ones)) for ones in range(11)}) == 11
     assert code([[0], [1], [0]]) == code([[0], [0], [1]])
     curator = Curator(table, Domain(NAMES[:1], SIZES[:1]), CountRelease(Accountant(Budget(1e6)), SeededNoise(1),
                                                                         Neighbouring()))
-    assert chosen_database(make_engine("smalldb", {"k": 1, "size": 10}).describe(curator, SILENT), table, table) == 0
+    assert chosen_database(make_engine("smalldb", {"workload": "1-way", "size": 10}).describe(curator, SILENT), table, table) == 0

@@ -1,0 +1,40 @@
+"""The model of a set of noisy measurements: uniform, independent columns, or a graphical model.
+
+``fit_measurements`` picks the simplest model that explains the measurements it is given and sees
+it on the original codes of compressed columns. Post-processing only: it reads measurements,
+never data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from synth.defaults import FIT_ITERATIONS
+from synth.measurement import Measurement
+from synth.model.compression import ExpandedModel
+from synth.model.domain import Domain
+from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.independent import ProductModel, fit_product_model
+from synth.model.interface import Model
+
+
+def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
+                     iterations: int = FIT_ITERATIONS, callback: Callback | None = None,
+                     expansion: Mapping[str, np.ndarray] | None = None) -> Model:
+    """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
+    codes), seen on the original codes (merged codes spread in proportion to ``expansion``
+    weights, evenly for a column without).
+
+    No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
+    codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
+    measured marginals (``callback(iteration, loss)`` after each step of its fit).
+    """
+    if not measurements:
+        return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
+    if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
+        return fit_product_model(domain, measurements)
+    model = fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
+    return ExpandedModel(model, domain.names, compression, expansion=expansion or {})
