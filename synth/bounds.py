@@ -31,7 +31,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from synth.cells import datetime_to_seconds, seconds_to_iso
+from synth.cells import datetime_to_seconds, seconds_to_iso, weighted_bincount
 from synth.column import Column, number_text
 from synth.curator import CountRelease, NoisyCounts
 from synth.kinds import DomainSource, Kind
@@ -112,12 +112,13 @@ def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int]) -> tuple[
     return first, last
 
 
-def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Exact counts of ``values`` in the buckets [edges[j], edges[j + 1]); values outside the
-    buckets are not counted (clipping them into the end buckets would show mass that is not
-    there). Each row still moves at most one bucket by one."""
-    inside = values[(values >= edges[0]) & (values < edges[-1])]
-    return np.bincount(np.searchsorted(edges, inside, side="right") - 1, minlength=edges.size - 1)
+def _histogram(values: np.ndarray, edges: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Exact counts of ``values`` (each ``weights[i]`` times when given) in the buckets
+    [edges[j], edges[j + 1]); values outside the buckets are not counted (clipping them into the
+    end buckets would show mass that is not there). Each row still moves at most one bucket by one."""
+    held = (values >= edges[0]) & (values < edges[-1])
+    buckets = np.searchsorted(edges, values[held], side="right") - 1
+    return weighted_bincount(buckets, None if weights is None else weights[held], edges.size - 1)
 
 
 def fine_edges(lower: float, upper: float, kind: Kind) -> np.ndarray:
@@ -215,18 +216,19 @@ def _integer_range(lower: float, upper: float) -> tuple[float, float]:
 
 
 def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float,
-                  cells: float | None = None) -> LocatedBounds:
+                  cells: float | None = None, weights: np.ndarray | None = None) -> LocatedBounds:
     """Bounds and bins of a numeric or datetime column from ``values`` (its readable cells, as
     floats; datetimes in seconds), spending ``budget`` on two noisy histograms.
 
     ``cells`` is the kind vote's noisy count of the column's cells, when it was voted: a coarse
     range whose noisy mass holds less than ``MIN_COVERAGE`` of it is lost (most values would be
     clipped into its end bins), and said so; a fine range holding less is not used (the coarse
-    bounds stay)."""
+    bounds stay). ``weights``: the rows each value stands for (distinct values from a backend)."""
     coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
-    values = values[np.isfinite(values)]
+    finite = np.isfinite(values)
+    values, weights = values[finite], None if weights is None else weights[finite]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
-    coarse = counts.release(_histogram(values, coarse_edges), coarse_budget,
+    coarse = counts.release(_histogram(values, coarse_edges, weights), coarse_budget,
                             query=f"bounds({name}): histogram over public buckets")
     found = detect_range(coarse.values.astype(float), coarse.std)
     grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
@@ -246,7 +248,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if kind == Kind.INTEGER:
         lower, upper = _integer_range(lower, upper)
     edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
-    fine = counts.release(_histogram(values, edges), fine_budget,
+    fine = counts.release(_histogram(values, edges, weights), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS)
     if (located is not None and fine.values.size - (located[1] - located[0] + 1) >= WIDE_OUTSIDE

@@ -6,6 +6,10 @@ markers (text is compared after stripping surrounding whitespace). Cells are mat
 read without going through text. Numbers and dates read as floats (dates as whole seconds since
 1970-01-01 UTC; naive datetimes are taken as UTC), NaN where a cell is missing or unreadable.
 
+A column may come as its distinct cells with ``weights`` (how many rows hold each one), as a
+counting backend (``synth.backends``) gives it: every count here is then weighted, so it equals the
+count over the rows themselves.
+
 Nothing here fails because of a cell's value: a cell that cannot be read is NaN, or text. What is
 computed here from a table is exact and private, for the callers allowed to hold it.
 """
@@ -87,6 +91,20 @@ def _cell_text(value: Any) -> str:
 # --- reading cells -----------------------------------------------------------------------------
 
 
+def weighted_bincount(labels: np.ndarray, weights: np.ndarray | None, minlength: int = 0) -> np.ndarray:
+    """``np.bincount`` of ``labels`` (int64), each label counted ``weights[i]`` times when weights are
+    given (whole numbers: the sums are exact below 2**53)."""
+    if weights is None:
+        return np.bincount(labels, minlength=minlength)
+    return np.bincount(labels, weights=weights, minlength=minlength).astype(np.int64)
+
+
+def weighted_sum(mask: np.ndarray, weights: np.ndarray | None) -> int:
+    """How many rows ``mask`` marks: its count of True, or the sum of their ``weights``."""
+    return int(mask.sum()) if weights is None else int(weights[mask].sum())
+
+
+
 def _factorize(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Row labels (-1 for NA) and the distinct non-NA cells, whatever their types."""
     try:
@@ -109,10 +127,11 @@ def distinct_texts(series: pd.Series, markers: Iterable[str]) -> tuple[np.ndarra
     return labels, texts, is_missing
 
 
-def text_counts(series: pd.Series, missing_markers: Iterable[str] = ("",)) -> pd.Series:
+def text_counts(series: pd.Series, missing_markers: Iterable[str] = ("",),
+                weights: np.ndarray | None = None) -> pd.Series:
     """How often each non-missing cell text occurs (the text encoding matches categories on)."""
     labels, texts, is_missing = distinct_texts(series, missing_markers)
-    counts = np.bincount(labels, minlength=len(texts))
+    counts = weighted_bincount(labels, weights, len(texts))
     keep = ~is_missing
     return pd.Series(counts[keep], index=pd.Index(texts[keep], dtype=object)).groupby(level=0).sum()
 

@@ -70,6 +70,27 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
                    help="release even when a column's domain cannot be found under DP (such columns are left out)")
 
 
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", default="auto", metavar="NAME",
+                   help="where the rows are counted: memory (pandas), duckdb (out of core; pip install "
+                        "'synth[duckdb]'), spark (a Spark session; pip install 'synth[spark]'), or auto (the "
+                        "default: duckdb for large files when installed, else memory)")
+    p.add_argument("--spark-master", metavar="URL",
+                   help="Spark master (local[*], spark://host:7077, yarn) or Spark Connect URL (sc://host); "
+                        "default: $SPARK_REMOTE, else $MASTER, else local[*]")
+
+
+def _source(args: argparse.Namespace, progress: Progress):
+    """The data file with its counting backend; which backend runs is said on the console."""
+    from synth.backends.source import TableSource
+
+    source = TableSource(str(args.data), args.backend, args.spark_master)
+    backend, why = source.resolved()
+    if backend != "memory" or (args.backend == "auto" and why.startswith("the file is")):
+        progress.message(f"counting backend: {backend} ({why})")
+    return source
+
+
 def _add_sampling(p: argparse.ArgumentParser) -> None:
     # no argparse choices: a bad name is a SamplingError, printed as one paragraph like any other
     p.add_argument("--sampling", default="rounded", metavar="SCHEME",
@@ -100,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", type=Path, required=True, help="Description to write (JSON)")
     p.add_argument("--rows", type=positive_int, help="rows `synth generate` makes by default (recorded in the Description)")
     _add_budget(p)
+    _add_backend(p)
     _add_common(p)
 
     p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)",
@@ -123,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)
+    _add_backend(p)
     _add_sampling(p)
     _add_common(p)
 
@@ -216,10 +239,14 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
     from synth.description import save_description
 
     check_writable(args.out, args.force)
-    description = api.describe(args.data, args.profile, epsilon=args.epsilon, delta=args.delta,
-                               engine=args.engine, rows=args.rows, seed=args.seed,
-                               accept_rough_domains=args.accept_rough_domains, progress=progress,
-                               report_to=None if args.quiet else sys.stderr)
+    source = _source(args, progress)
+    try:
+        description = api.describe(source, args.profile, epsilon=args.epsilon, delta=args.delta,
+                                   engine=args.engine, rows=args.rows, seed=args.seed,
+                                   accept_rough_domains=args.accept_rough_domains, progress=progress,
+                                   report_to=None if args.quiet else sys.stderr)
+    finally:
+        source.close()
     save_description(description, args.out, force=args.force)
     _warn_if_seeded(description)
     if not args.quiet:
@@ -245,7 +272,7 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth.conditions import read_conditions
     from synth.description import load_description
     from synth.model.sampling import check_sampling
-    from synth.tableio import check_table_output, write_table
+    from synth.tableio import check_table_output, write_table_chunks
 
     check_table_output(args.out, args.force)  # before any work
     check_sampling(args.sampling)
@@ -254,19 +281,23 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     read_conditions(description.schema, conditions)  # a wrong column or value is refused before a fit
     fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
                             report_to=None if args.quiet else sys.stderr)
-    synthetic = fitted.sample(args.rows, conditions, args.seed, args.sampling)
-    write_table(synthetic, args.out, force=args.force, missing_text=description.schema.missing_text)
+    chunks = fitted.sample_chunks(args.rows, conditions, args.seed, args.sampling)  # large tables: piece by piece
+    rows = write_table_chunks(chunks, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
-        print(f"wrote {len(synthetic):,} synthetic rows to {args.out}")
+        print(f"wrote {rows:,} synthetic rows to {args.out}")
 
 
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
-    result = api.run(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
-                     engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
-                     accept_rough_domains=args.accept_rough_domains, sampling=args.sampling, progress=progress,
-                     report_to=None if args.quiet else sys.stderr)
+    source = _source(args, progress)
+    try:
+        result = api.run(source, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
+                         engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
+                         accept_rough_domains=args.accept_rough_domains, sampling=args.sampling,
+                         progress=progress, report_to=None if args.quiet else sys.stderr)
+    finally:
+        source.close()
     _warn_if_seeded(result.description)
     if not args.quiet:
         _summarise_run(result)

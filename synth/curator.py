@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from synth.cells import weighted_bincount
 from synth.errors import EngineError
 from synth.measurement import MECHANISM_STD, Measurement, is_group_map
 from synth.model.domain import Domain
@@ -157,16 +158,24 @@ class CountRelease:
 class Curator:
     """Holds encoded private rows; every public method is a charged DP mechanism.
 
-    ``domain`` names the columns of ``codes`` and their numbers of codes. ``compressed`` gives a
-    view whose codes are merged by public maps (the same rows, the same accountant).
+    ``domain`` names the columns of ``codes`` and their numbers of codes. ``weights`` (from a
+    counting backend, ``synth.backends``) makes each row of ``codes`` stand for that many rows:
+    distinct code rows with their counts give the same exact answers as the rows themselves.
+    ``compressed`` gives a view whose codes are merged by public maps (the same rows, the same
+    accountant).
     """
 
     ANSWER_CACHE_CELLS = 50_000_000  # exact marginals kept for repeated scoring (4 bytes a cell)
 
-    def __init__(self, codes: np.ndarray, domain: Domain, counts: CountRelease) -> None:
+    def __init__(self, codes: np.ndarray, domain: Domain, counts: CountRelease,
+                 weights: np.ndarray | None = None) -> None:
         if codes.ndim != 2 or codes.shape[1] != len(domain.names):
             raise ValueError("codes must be a (rows, columns) matrix matching the domain")
+        if weights is not None and (weights.shape != (codes.shape[0],) or (weights.size and weights.min() < 0)):
+            raise ValueError("weights must give a count of at least 0 for each row of codes")
         self._codes = np.asfortranarray(codes)  # columns contiguous: marginals read a few columns
+        self._weights = None if weights is None else np.asarray(weights, dtype=np.int64)
+        self._rows = codes.shape[0] if self._weights is None else int(self._weights.sum())
         self._counts = counts
         self._answers: dict[tuple[Any, ...], np.ndarray] = {}
         self._cached_cells = 0
@@ -212,7 +221,7 @@ class Curator:
                 raise EngineError(f"the compression map of {name!r} must give a code for each of its codes")
             codes[:, j] = mapping[codes[:, j]]
             sizes[j] = int(mapping.max()) + 1
-        return Curator(codes, Domain(self.domain.names, tuple(sizes)), self._counts)
+        return Curator(codes, Domain(self.domain.names, tuple(sizes)), self._counts, self._weights)
 
     def _check(self, attrs: Sequence[str]) -> tuple[str, ...]:
         attrs = tuple(attrs)
@@ -256,7 +265,8 @@ class Curator:
         if cached is not None:
             return cached
         flat, sizes = self._cells_of(self._codes, attrs, maps)
-        exact = np.bincount(flat, minlength=int(np.prod(sizes))).astype(np.int32 if len(flat) < 2**31 else np.int64)
+        exact = weighted_bincount(flat, self._weights, int(np.prod(sizes)))
+        exact = exact.astype(np.int32 if self._rows < 2**31 else np.int64)
         if self._cached_cells + exact.size <= self.ANSWER_CACHE_CELLS:
             self._answers[key] = exact
             self._cached_cells += exact.size
@@ -346,7 +356,7 @@ class Curator:
             raise EngineError("select_small_database needs an (N, m) matrix of cell indices of the domain, N, m ≥ 1")
         if not tables:
             raise EngineError("select_small_database needs at least one workload table")
-        rows, size = self._codes.shape[0], databases.shape[1]
+        rows, size = self._rows, databases.shape[1]
         every_cell = np.column_stack(np.unravel_index(np.arange(cells), self.domain.sizes))  # public
         scores = np.zeros(databases.shape[0])
         for attrs, coarsening in tables:
@@ -399,7 +409,7 @@ class Curator:
 
     def _dependence_sensitivity(self, score: str, max_rows: int) -> float:
         """The sensitivity of a dependence score under the relation in force (module docstring)."""
-        rows = self._codes.shape[0]
+        rows = self._rows
         if score == "r":
             return 3 + 2 / max(rows, 1) if self.neighbouring.count_is_public else 2.0
         if self.neighbouring.count_is_public:
@@ -434,7 +444,7 @@ class Curator:
         """
         if not self.neighbouring.count_is_public:
             raise EngineError("under the add/remove relation the row count is private; use noisy_count")
-        return int(self._codes.shape[0])
+        return self._rows
 
     def noisy_count(self, budget: float) -> Measurement:
         """The noisy number of rows (the empty marginal), spending ``budget``.
@@ -444,5 +454,5 @@ class Curator:
         """
         if self.neighbouring.count_is_public:
             raise EngineError("under the replace-one relation the row count is not measured")
-        released = self._counts.release(np.array([self._codes.shape[0]]), budget, query="count(*)")
+        released = self._counts.release(np.array([self._rows]), budget, query="count(*)")
         return Measurement((), released.values.astype(float), released.mechanism, released.noise_scale)

@@ -1,8 +1,9 @@
 """The describer: turns a private table and a profile into a Description (the DP release).
 
-This is the privacy boundary's front door. It is the only code that takes the private table:
-it estimates missing domains under DP (``discovery``), encodes the rows, hands them to a
-``Curator`` and lets the engine spend the budget through it. What leaves is the Description
+This is the privacy boundary's front door. It is the only code that takes the private table (a
+DataFrame, or a table held by a counting backend, ``synth.backends``): it estimates missing
+domains under DP (``discovery``), encodes the rows, hands them to a ``Curator`` and lets the
+engine spend the budget through it. What leaves is the Description
 (noisy, charged, ledgered) and an ``EncodingReport`` of exact clipping counts that is for the data
 owner's console only and must never be written into a release.
 """
@@ -15,6 +16,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from synth.backends.base import CountingTable, as_table
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease, Curator
 from synth.description import Description
@@ -67,7 +69,7 @@ def make_accountant(profile: Profile, discovers_categories: bool) -> tuple[Accou
     return Accountant(budget, notion, composition=profile.composition, delta_reserve=share), share
 
 
-def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profile: Profile) -> dict[str, Kind]:
+def public_kinds(kinds: Mapping[str, Kind | str] | None, columns: Sequence[str], profile: Profile) -> dict[str, Kind]:
     """The kinds a data owner declared as public knowledge (Python's ``kinds=``), checked.
 
     They apply only without profile columns (a profile gives each column's kind in its [columns]).
@@ -79,9 +81,9 @@ def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profi
             "kinds= declares column kinds, but the profile lists [columns] with kinds of their own; give "
             "each kind in the profile's [columns.NAME] table instead."
         )
-    unknown = [name for name in kinds if name not in df.columns]
+    unknown = [name for name in kinds if name not in columns]
     if unknown:
-        raise DataError(f"kinds= names column(s) {unknown} that the data lacks (its columns: {list(df.columns)}).")
+        raise DataError(f"kinds= names column(s) {unknown} that the data lacks (its columns: {list(columns)}).")
     declared: dict[str, Kind] = {}
     for name, kind in kinds.items():
         try:
@@ -94,7 +96,7 @@ def public_kinds(kinds: Mapping[str, Kind | str] | None, df: pd.DataFrame, profi
     return declared
 
 
-def _columns_to_discover(df: pd.DataFrame, profile: Profile, declared: Mapping[str, Kind]) -> dict[str, Kind | None]:
+def _columns_to_discover(columns: Sequence[str], profile: Profile, declared: Mapping[str, Kind]) -> dict[str, Kind | None]:
     """Columns whose domain is to be estimated under DP, with their public kinds: the profile's
     columns to estimate (kinds declared there), or every column of the data when it lists none.
 
@@ -104,12 +106,12 @@ def _columns_to_discover(df: pd.DataFrame, profile: Profile, declared: Mapping[s
     private cells, so one person's blank or odd cell could flip it.
     """
     if not profile.lists_columns:
-        return {name: declared.get(name) for name in df.columns}
-    missing = [name for name in profile.column_names if name not in df.columns]
+        return {name: declared.get(name) for name in columns}
+    missing = [name for name in profile.column_names if name not in columns]
     if missing:
         raise DataError(
             f"the profile names column(s) {missing} that the data lacks (its columns: "
-            f"{list(df.columns)}). Fix the names in the profile or pass the right file."
+            f"{list(columns)}). Fix the names in the profile or pass the right file."
         )
     return dict(profile.to_estimate)
 
@@ -196,33 +198,35 @@ def _leave_to_other(column: Column | UnmodelledColumn, other_label: str) -> Colu
     return replace(cast(Column, column), categories=kept)  # only a categorical column has categories
 
 
-def describe(df: pd.DataFrame, profile: Profile, progress: Progress = SILENT,
+def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progress = SILENT,
              kinds: Mapping[str, Kind | str] | None = None) -> DescribeResult:
     """Measure the private table ``df`` as ``profile`` says, under its privacy budget.
 
+    ``df`` is a DataFrame or a counting backend's table (the same seed gives the same release).
     ``kinds`` declares some columns' kinds as public knowledge (only without profile columns);
     every other kind is decided under DP. Every check that needs no noisy value runs before the
     first charge; an error after it says on the console what had been spent.
     """
-    if df.shape[0] == 0 or df.shape[1] == 0:
+    table = as_table(df)
+    if not table.columns or table.is_empty():
         raise DataError("the table has no rows or no columns; there is nothing to describe.")
     engine = make_engine(profile.engine_name, profile.engine_options)  # fail on bad options before spending
     neighbouring = Neighbouring(profile.neighbouring)
-    to_discover = _columns_to_discover(df, profile, public_kinds(kinds, df, profile))
+    to_discover = _columns_to_discover(table.columns, profile, public_kinds(kinds, table.columns, profile))
     if profile.schema is not None:
         _check_domain_sources(profile.schema, profile)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     counts = CountRelease(accountant, noise_source(profile.seed), neighbouring)
     engine.check(profile.column_names or tuple(to_discover), counts.budget_unit)
     try:
-        return _measure(df, profile, engine, counts, to_discover, discovery_delta, progress)
+        return _measure(table, profile, engine, counts, to_discover, discovery_delta, progress)
     except SynthError as error:
         if accountant.ledger:
             error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
         raise
 
 
-def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRelease,
+def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: CountRelease,
              to_discover: Mapping[str, Kind | None], discovery_delta: float, progress: Progress) -> DescribeResult:
     """Discovery (when domains are missing), encoding and the engine's measurements: the spending."""
     accountant = counts.accountant
@@ -231,7 +235,7 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
     if to_discover:
         left = accountant.remaining()
         whole = left.rho if accountant.notion == Notion.ZCDP else left.epsilon
-        discovery = discover_columns(df, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
+        discovery = discover_columns(table, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
                                      profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
         schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
@@ -247,8 +251,10 @@ def _measure(df: pd.DataFrame, profile: Profile, engine: Engine, counts: CountRe
         if not schema.columns:
             raise ProfileError("every column of the profile is an id or text column, so there is nothing to model; "
                                "list at least one column of another kind.")
-    codes, report = schema.encode(df)
-    curator = Curator(codes, Domain(schema.names, schema.sizes), counts)
+    if table.backend != "memory":
+        progress.message(f"encoding and counting the rows on {table.backend}")
+    rows, report = table.encode(schema)
+    curator = Curator(rows.codes, Domain(schema.names, schema.sizes), counts, rows.weights)
     if isinstance(engine, SchemaAware):
         engine = engine.with_schema(schema)
     result = engine.describe(curator, progress)

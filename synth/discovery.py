@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from synth.backends.base import CountingTable, as_table
 from synth.bounds import locate_bounds
 from synth.cells import (
     CELL_CLASSES,
@@ -55,6 +56,7 @@ from synth.cells import (
     parse_values,
     shape_from_counts,
     text_counts,
+    weighted_bincount,
 )
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease
@@ -215,7 +217,8 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
 def discover_categories(name: str, series: pd.Series, counts: CountRelease, budget: float,
                         delta: float, missing_markers: Sequence[str] = ("",),
                         vote: Vote | None = None, distinct: float | None = None,
-                        earlier: Found | None = None) -> tuple[Column | None, Finding, Found]:
+                        earlier: Found | None = None,
+                        weights: np.ndarray | None = None) -> tuple[Column | None, Finding, Found]:
     """Categories of a text column from a thresholded noisy histogram of its values (``_thresholded``),
     with what was found (for a second pass, which passes it back as ``earlier`` to be merged in).
 
@@ -230,7 +233,7 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
     """
     cells = vote.cells if vote is not None else None
     what = "categories" if earlier is None else "categories, second pass"
-    found = _thresholded(name, text_counts(series, missing_markers), counts, budget, delta, what)
+    found = _thresholded(name, text_counts(series, missing_markers, weights), counts, budget, delta, what)
     if earlier is not None:
         found = earlier.merged(found)
     values, tau = found.counts.iloc[:MAX_DISCOVERED_CATEGORIES], found.threshold
@@ -275,7 +278,8 @@ class Detection:
 
 
 def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: CountRelease, budget: float,
-                      delta: float, cells: float, missing_markers: Sequence[str] = ("",)) -> Detection:
+                      delta: float, cells: float, missing_markers: Sequence[str] = ("",),
+                      weights: np.ndarray | None = None) -> Detection:
     """An id or free-text column, when the column is (nearly) unique per row (``Detection``).
 
     A noisy count of the distinct values costs what gives it a noise deviation of
@@ -287,7 +291,7 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
     values' key shapes (``synth.unmodelled``), which shapes the fresh keys (or, for text with no
     dominant shape, says free text); otherwise the rest is left for the column's domain.
     """
-    exact = text_counts(series, missing_markers)
+    exact = text_counts(series, missing_markers, weights)
     share = min(budget * ID_DETECTION_SHARE, counts.budget_for_std(DISTINCT_PRECISION * cells))
     released = counts.release(np.array([exact.size]), share, query=f"distinct({name}): count of distinct values")
     distinct = float(released.values[0])
@@ -309,7 +313,8 @@ def detect_identifier(name: str, series: pd.Series, text_like: bool, counts: Cou
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
-              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None) -> Vote:
+              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
+              weights: np.ndarray | None = None) -> Vote:
     """The kind of a column, from a noisy count of what its cells read as, with the noisy count
     of its cells of that kind (``Vote``).
 
@@ -332,7 +337,7 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
       (stray decimals are rounded, and counted on the console).
     """
     classes = classify_cells(series, missing_markers)
-    exact = np.bincount(classes + 1, minlength=len(CELL_CLASSES) + 1)  # cell 0: missing
+    exact = weighted_bincount(classes + 1, weights, len(CELL_CLASSES) + 1)  # cell 0: missing
     released = counts.release(exact, budget, query=f"kind({name}): what the cells read as, or missing")
     missing = bool(released.values[0] >= VOTE_MARGIN * released.std)
     noisy = released.values[1:].astype(float)
@@ -356,7 +361,7 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
 
 
 def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
-               missing_markers: Sequence[str] = ("",)) -> TextShape:
+               missing_markers: Sequence[str] = ("",), weights: np.ndarray | None = None) -> TextShape:
     """How a boolean, float or datetime column's values are written (``TextShape``), from a noisy
     histogram of its cells' shapes (``classify_shapes``: one cell per row, so a histogram's
     sensitivity). Each choice must clear the noise, else a public default stands
@@ -372,7 +377,8 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
       margin and lead those readable only month first (02/23/2023) by ``LEAD_MARGIN`` deviations.
     """
     shapes = classify_shapes(series, kind, missing_markers)
-    exact = np.bincount(shapes[shapes >= 0], minlength=SHAPE_CELLS[kind])
+    mine = shapes >= 0
+    exact = weighted_bincount(shapes[mine], None if weights is None else weights[mine], SHAPE_CELLS[kind])
     released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
     return shape_from_counts(kind, released.values.astype(float), released.std, VOTE_MARGIN, LEAD_MARGIN)
 
@@ -385,7 +391,7 @@ def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float
     return dict(zip(weighted, split_budget(budget, list(weighted.values()))))
 
 
-def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts: CountRelease,
+def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kind | None], counts: CountRelease,
                      budget: float, delta: float, progress: Progress,
                      missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
                      reserve: float = 0.0) -> Discovery:
@@ -401,7 +407,11 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     rough or lost (shared equally between them, each with half of its δ): values of about the
     same size, too small for the first pass's threshold, are then found at the lower threshold
     of a larger budget, and merged with the first pass's (``Found.merged``).
+
+    ``data`` is a DataFrame or a counting backend's table: each column is read as its cells, or
+    its distinct cells with the rows holding each (``column_cells``), and gives the same counts.
     """
+    table = as_table(data)
     undecided = [n for n, k in kinds.items() if k is None]
     domain_weight = sum(UNDECIDED_WEIGHT if k is None else DOMAIN_WEIGHTS[k] for k in kinds.values())
     vote_budget = 0.0
@@ -414,7 +424,8 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
     if undecided:
         shares = split_budget(vote_budget, [1.0] * len(undecided))
         for name, share in progress.track(list(zip(undecided, shares)), "deciding column kinds under DP", len(undecided)):
-            votes[name] = vote_kind(name, df[name], counts, share, missing_markers, notes)
+            cells = table.column_cells(name)
+            votes[name] = vote_kind(name, cells.values, counts, share, missing_markers, notes, cells.weights)
     decided = {name: votes[name].kind for name in kinds}
     # δ goes only to the columns the votes left needing it: text, and whole numbers that may be keys
     need_delta = [n for n in kinds if decided[n] == Kind.CATEGORICAL or _may_be_identifier(n, decided[n], votes[n])]
@@ -438,16 +449,17 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
             findings[name] = Finding(name, kind, "located", "declared; " + (
                 "written as fresh keys 1, 2, 3, ..." if kind == Kind.ID else "left out of the model, written empty"))
             continue
+        cells = table.column_cells(name)
         if kind == Kind.BOOLEAN:
-            shape = vote_shape(name, df[name], kind, counts, budgets[name], missing_markers)
+            shape = vote_shape(name, cells.values, kind, counts, budgets[name], missing_markers, cells.weights)
             columns[name] = Column(name=name, kind=kind, missing=vote.missing, source=DomainSource.PUBLIC, shape=shape)
             findings[name] = Finding(name, kind, "located", "/".join(shape.labels or ("True", "False")))
             continue
         left, distinct = budgets[name], None
         if name in deltas and _may_be_identifier(name, kind, vote):
             assert vote.cells is not None
-            detection = detect_identifier(name, df[name], kind == Kind.CATEGORICAL, counts, left,
-                                          deltas[name], vote.cells, missing_markers)
+            detection = detect_identifier(name, cells.values, kind == Kind.CATEGORICAL, counts, left,
+                                          deltas[name], vote.cells, missing_markers, cells.weights)
             if detection.column is not None and detection.finding is not None:
                 columns[name] = detection.column
                 findings[name] = detection.finding
@@ -457,16 +469,17 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
                 distinct = detection.distinct
         shape = TextShape()
         if kind == Kind.CATEGORICAL:
-            column, finding, found = discover_categories(name, df[name], counts, left, deltas[name] / passes,
-                                                         missing_markers, vote, distinct)
+            column, finding, found = discover_categories(name, cells.values, counts, left, deltas[name] / passes,
+                                                         missing_markers, vote, distinct, weights=cells.weights)
             if finding.verdict != "located":
                 first_pass[name] = found, distinct
         else:
             if kind in SHAPE_CELLS:
-                shape = vote_shape(name, df[name], kind, counts, left * SHAPE_SHARE, missing_markers)
+                shape = vote_shape(name, cells.values, kind, counts, left * SHAPE_SHARE, missing_markers,
+                                   cells.weights)
                 left -= left * SHAPE_SHARE
-            values, _ = parse_values(df[name], kind, missing_markers, shape)
-            located = locate_bounds(name, values, kind, counts, left, vote.cells)
+            values, _ = parse_values(cells.values, kind, missing_markers, shape)
+            located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
             columns[name] = replace(column, missing=vote.missing, shape=shape)
@@ -475,8 +488,10 @@ def discover_columns(df: pd.DataFrame, kinds: Mapping[str, Kind | None], counts:
         again = dict(zip(first_pass, split_budget(reserve, [1.0] * len(first_pass))))
         for name in progress.track(list(first_pass), "looking again for text values under DP", len(first_pass)):
             earlier, distinct = first_pass[name]
-            column, findings[name], _ = discover_categories(name, df[name], counts, again[name], deltas[name] / passes,
-                                                            missing_markers, votes[name], distinct, earlier)
+            cells = table.column_cells(name)
+            column, findings[name], _ = discover_categories(name, cells.values, counts, again[name],
+                                                            deltas[name] / passes, missing_markers, votes[name],
+                                                            distinct, earlier, cells.weights)
             if column is not None:
                 columns[name] = replace(column, missing=votes[name].missing)
     ordered = {name: columns[name] for name in kinds if name in columns}

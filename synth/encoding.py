@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synth.cells import FALSE_WORDS, TRUE_WORDS, distinct_texts, parse_values
+from synth.cells import FALSE_WORDS, TRUE_WORDS, distinct_texts, parse_values, weighted_bincount, weighted_sum
 from synth.column import Column
 from synth.errors import SchemaError
 from synth.kinds import NUMERIC_KINDS, Kind
@@ -112,11 +112,15 @@ class EncodingReport:
 # --- encoding and decoding a column ------------------------------------------------------------
 
 
-def encode_column(column: Column, series: pd.Series, markers: Sequence[str]) -> tuple[np.ndarray, ColumnCounts]:
-    """Codes of one column's cells (int32), and what was changed to give every cell a code."""
+def encode_column(column: Column, series: pd.Series, markers: Sequence[str],
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, ColumnCounts]:
+    """Codes of one column's cells (int32), and what was changed to give every cell a code.
+
+    With ``weights`` (the rows each cell stands for: distinct cells from a counting backend) the
+    counts are over the rows."""
     if column.kind in NUMERIC_KINDS:
-        return encode_parsed(column, *parse_values(series, column.kind, markers, column.shape))
-    return _encode_listed(column, series, markers)
+        return encode_parsed(column, *parse_values(series, column.kind, markers, column.shape), weights)
+    return _encode_listed(column, series, markers, weights)
 
 
 def _column_counts(column: Column, **counts: Any) -> ColumnCounts:
@@ -126,28 +130,32 @@ def _column_counts(column: Column, **counts: Any) -> ColumnCounts:
                         invalid_to="missing" if column.missing else labels[0], first=labels[0], **counts)
 
 
-def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, ColumnCounts]:
-    """Codes of a numeric or datetime column from its ``parse_values`` output, and what was changed."""
+def encode_parsed(column: Column, values: np.ndarray, missing: np.ndarray,
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, ColumnCounts]:
+    """Codes of a numeric or datetime column from its ``parse_values`` output, and what was changed
+    (counted over rows: each cell ``weights[i]`` times when given)."""
     codes = np.full(len(values), column.absent_code, dtype=np.int32)
     readable = ~np.isnan(values)
     v = values[readable]
+    w = None if weights is None else weights[readable]
     rounded = 0
     if column.kind == Kind.INTEGER:
         whole = np.floor(v + 0.5)  # round half up to the integer the value stands for
-        rounded = int(np.count_nonzero(whole != v))
+        rounded = weighted_sum(whole != v, w)
         v = whole
     low, high = v < column.lower, v > column.upper
     v = np.clip(v, column.lower, column.upper)
     codes[readable] = np.searchsorted(column.edges[1:-1], v, side="right")
     counts = _column_counts(
-        column, clipped_low=int(low.sum()), clipped_high=int(high.sum()),
-        invalid=int((~readable & ~missing).sum()), rounded=rounded, bounds=column.bound_texts(),
-        unplaced=0 if column.missing else int(missing.sum()),
+        column, clipped_low=weighted_sum(low, w), clipped_high=weighted_sum(high, w),
+        invalid=weighted_sum(~readable & ~missing, weights), rounded=rounded, bounds=column.bound_texts(),
+        unplaced=0 if column.missing else weighted_sum(missing, weights),
     )
     return codes, counts
 
 
-def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) -> tuple[np.ndarray, ColumnCounts]:
+def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str],
+                   weights: np.ndarray | None) -> tuple[np.ndarray, ColumnCounts]:
     """Categorical and boolean columns: match each distinct cell text, then spread to the rows."""
     labels, texts, is_missing = distinct_texts(series, markers)
     if column.kind == Kind.CATEGORICAL:
@@ -165,7 +173,7 @@ def _encode_listed(column: Column, series: pd.Series, markers: Sequence[str]) ->
         unmatched = (distinct < 0) & ~is_missing
     distinct[is_missing | (distinct < 0)] = column.absent_code
     codes = distinct[labels].astype(np.int32)
-    weight = np.bincount(labels, minlength=len(texts))
+    weight = weighted_bincount(labels, weights, len(texts))
     bad = int(weight[unmatched].sum())
     unplaced = 0 if column.missing else int(weight[is_missing].sum())
     if column.kind == Kind.CATEGORICAL:

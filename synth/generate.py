@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from synth.model.store import read_model, write_model
 from synth.progress import SILENT, Progress
 
 MAX_ROWS = 100_000_000
+CHUNK_ROWS = 1_000_000  # rows sampled and written at a time by sample_chunks
 
 
 def fit_model(description: Description, iterations: int = FIT_ITERATIONS, progress: Progress = SILENT) -> Model:
@@ -143,6 +144,24 @@ class FittedModel:
         for name, values in values_in_ranges(schema, read, codes, rng).items():
             table[name] = values.set_axis(table.index)
         return table
+
+    def sample_chunks(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
+                      seed: int | None = None, sampling: str = DEFAULT_SAMPLING,
+                      chunk_rows: int | None = None) -> Iterator[pd.DataFrame]:
+        """``sample``'s rows as consecutive tables of at most ``chunk_rows`` (default ``CHUNK_ROWS``)
+        rows, so that a table larger than memory can be written piece by piece. Up to ``chunk_rows``
+        rows this is one ``sample`` (the same rows under the same seed); beyond, each chunk is
+        sampled on its own (rounded within the chunk), with a seed drawn from ``seed``'s sequence
+        when seeded."""
+        n = self._rows(rows)
+        chunk_rows = chunk_rows or CHUNK_ROWS
+        if n <= chunk_rows:
+            yield self.sample(n, conditions, seed, sampling)
+            return
+        seeds = np.random.SeedSequence(seed)
+        for start in range(0, n, chunk_rows):
+            chunk_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
+            yield self.sample(min(chunk_rows, n - start), conditions, chunk_seed, sampling)
 
     def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
         """Write the model and its Description to ``path`` (an ``.npz`` archive, no pickle), atomically;

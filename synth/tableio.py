@@ -23,12 +23,15 @@ from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
 from synth.errors import DataError, InputFileError, OutputError
 from synth.files import atomic_write, check_writable
+
+if TYPE_CHECKING:
+    from synth.backends.base import CountingTable
 
 DELIMITERS = (",", ";", "\t", "|")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz")
@@ -36,7 +39,8 @@ PARQUET_SUFFIXES = (".parquet",)
 _HEADER_CHARS = 1 << 16  # how much text to look at for the header line
 
 
-def _format(path: Path, error: type[Exception]) -> str:
+def table_format(path: Path, error: type[Exception] = InputFileError) -> str:
+    """"csv" or "parquet", from the file name; ``error`` when it is neither."""
     name = path.name.lower()
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
@@ -89,7 +93,7 @@ def _delimiter(header: str) -> str:
     return max(DELIMITERS, key=lambda d: widths[d])
 
 
-def _mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFrame:
+def mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFrame:
     """Text cells that are blank or equal to a marker (after stripping spaces) become NA."""
     words = list({"", *missing_markers})
     out = df.copy()
@@ -103,8 +107,9 @@ def _mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFr
     return out
 
 
-def _csv_options(path: Path) -> dict:
-    """pandas.read_csv arguments for ``path``: its delimiter, every cell as text, nothing guessed."""
+def csv_layout(path: Path) -> tuple[str, list[str]]:
+    """The delimiter and the column names of a CSV file's header; DataError when a column has no
+    name or a name is repeated."""
     header = _header(path)
     delimiter = _delimiter(header)
     names = _fields(header, delimiter)
@@ -116,6 +121,12 @@ def _csv_options(path: Path) -> dict:
     repeated = sorted(name for name, times in Counter(names).items() if times > 1)
     if repeated:
         raise DataError(f"{path}: the header names column(s) {repeated} more than once; give each column its own name.")
+    return delimiter, names
+
+
+def _csv_options(path: Path) -> dict:
+    """pandas.read_csv arguments for ``path``: its delimiter, every cell as text, nothing guessed."""
+    delimiter, _ = csv_layout(path)
     return {"sep": delimiter, "dtype": str, "keep_default_na": False, "na_filter": False,
             "encoding": "utf-8-sig", "compression": "infer"}
 
@@ -166,7 +177,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise InputFileError(f"cannot read {path} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
 
 
-def _checked_path(path: str | os.PathLike[str]) -> Path:
+def checked_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     if not p.is_file():
         raise InputFileError(f"no file at {p}; check the path.")
@@ -180,23 +191,32 @@ def _checked_frame(df: pd.DataFrame, p: Path, missing_markers: Iterable[str]) ->
         raise DataError(f"{p} has no columns; pass a table with a header line.")
     if df.shape[0] == 0:
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
-    return _mark_missing(df, missing_markers)
+    return mark_missing(df, missing_markers)
 
 
-def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame | CountingTable:
     """Read a CSV (text cells, NA for missing) or Parquet file.
+
+    A ``synth.backends.source.TableSource`` on a backend other than memory is opened there
+    instead (a ``CountingTable``: the rows stay in the backend, which counts them for describe).
 
     InputFileError: no such file, unreadable, empty, unknown file type. DataError: a header but no
     rows, no columns, or a column named twice.
     """
-    p = _checked_path(path)
-    df = _read_parquet(p) if _format(p, InputFileError) == "parquet" else _read_csv(p)
+    from synth.backends.source import TableSource
+
+    if isinstance(path, TableSource):
+        table = path.open(tuple(missing_markers))
+        if table is not None:
+            return table
+    p = checked_path(path)
+    df = _read_parquet(p) if table_format(p, InputFileError) == "parquet" else _read_csv(p)
     return _checked_frame(df, p, missing_markers)
 
 
 def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     """The file's rows, at most ``chunk_rows`` at a time, as read (no missing-value marking)."""
-    if _format(p, InputFileError) == "parquet":
+    if table_format(p, InputFileError) == "parquet":
         _require_pyarrow(p)
         import pyarrow.parquet as pq
 
@@ -218,11 +238,11 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
 
     Raises what ``read_table`` raises; DataError if the file has a header but no rows.
     """
-    p = _checked_path(path)
+    p = checked_path(path)
     markers = tuple(missing_markers)
     first = True
     for frame in _raw_chunks(p, chunk_rows):
-        yield _checked_frame(frame, p, markers) if first else _mark_missing(frame, markers)
+        yield _checked_frame(frame, p, markers) if first else mark_missing(frame, markers)
         first = False
     if first:
         raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
@@ -233,7 +253,7 @@ def check_table_output(path: str | os.PathLike[str], force: bool = False) -> Non
     its folder is missing, the file type is unknown, or Parquet is asked for without pyarrow. For
     a command to check before its work."""
     p = Path(path)
-    if _format(p, OutputError) == "parquet" and not parquet_available():
+    if table_format(p, OutputError) == "parquet" and not parquet_available():
         raise OutputError(f"writing {p} needs pyarrow. Install it (pip install 'synth[parquet]') or write CSV.")
     check_writable(p, force)
 
@@ -246,9 +266,52 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], force: bool = Fa
     """
     p = Path(path)
     check_table_output(p, force)
-    if _format(p, OutputError) == "parquet":
+    if table_format(p, OutputError) == "parquet":
         return atomic_write(p, lambda tmp: df.to_parquet(tmp, index=False), force, shared=True)
-    compression = "gzip" if p.name.lower().endswith(".gz") else None
-    sep = "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+    sep, compression = _csv_output(p)
     return atomic_write(p, lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression,
                                                  na_rep=missing_text), force, shared=True)
+
+
+def _csv_output(p: Path) -> tuple[str, str | None]:
+    """The delimiter and compression a CSV output's name asks for (tab for .tsv, gzip for .gz)."""
+    return "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ",", "gzip" if p.name.lower().endswith(".gz") else None
+
+
+def write_table_chunks(chunks: Iterable[pd.DataFrame], path: str | os.PathLike[str], force: bool = False,
+                       missing_text: str = "") -> int:
+    """Write consecutive tables of the same columns as one CSV or Parquet file, one table in memory
+    at a time, atomically (``write_table`` for a single table); the number of rows written.
+
+    Refused (OutputError) as ``check_table_output`` says."""
+    p = Path(path)
+    check_table_output(p, force)
+    pieces = iter(chunks)
+    first = next(pieces)
+    second = next(pieces, None)
+    if second is None:
+        write_table(first, p, force, missing_text)
+        return len(first)
+    rows = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal rows
+        if table_format(p, OutputError) == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            schema = pa.Schema.from_pandas(first, preserve_index=False)
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for chunk in (first, second, *pieces):
+                    writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
+                    rows += len(chunk)
+            return
+        sep, compression = _csv_output(p)
+        with (gzip.open(tmp, "wt", encoding="utf-8", newline="") if compression
+              else open(tmp, "w", encoding="utf-8", newline="")) as handle:
+            for i, chunk in enumerate((first, second, *pieces)):
+                chunk.to_csv(handle, index=False, header=i == 0, sep=sep, na_rep=missing_text)
+                rows += len(chunk)
+
+    atomic_write(p, write, force, shared=True)
+    return rows

@@ -54,9 +54,13 @@ ROW_TAPS = {
     "distinct_texts": "a private column's distinct cell texts and which rows hold them",
     "Curator": "wraps private codes in the privacy boundary",
     "release": "CountRelease.release: noise on exact private counts",
+    "column_cells": "CountingTable.column_cells: a private column's (distinct) cells and their row counts",
+    "MemoryTable": "wraps a private DataFrame as a counting table",
+    "DuckDBTable": "opens a private file on DuckDB",
+    "SparkTable": "opens a private table on Spark",
 }
-METHOD_TAPS = {"encode", "release"}
-CALL_ONLY_TAPS = METHOD_TAPS | {"Curator"}
+METHOD_TAPS = {"encode", "release", "column_cells"}
+CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable"}
 
 # Module (path under synth/, or a package folder ending in /) -> (taps it may use, why).
 ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
@@ -65,7 +69,8 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                    "compressed() builds a view over them"),
     "describer.py": (frozenset({"encode", "Curator"}),
                      "the front door: encodes the private table and hands the codes to a Curator"),
-    "discovery.py": (frozenset({"parse_values", "classify_cells", "classify_shapes", "text_counts", "release"}),
+    "discovery.py": (frozenset({"parse_values", "classify_cells", "classify_shapes", "text_counts", "release",
+                                "column_cells"}),
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
@@ -74,6 +79,9 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "encoding.py": (frozenset({"parse_values", "distinct_texts"}),
                     "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
     "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
+    "backends/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable"}),
+                  "counting backends, inside the boundary: they read the private rows where they are and hand "
+                  "only exact counts (distinct cells, distinct code rows) to discovery and the curator"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate"),
     "cli.py": (frozenset({"read_table"}), "`synth profile` reads the data to draft a profile"),
     "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
@@ -92,6 +100,7 @@ PANDAS_ALLOWED = {
     "cells.py": "reads the cells of a table's columns",
     "encoding.py": "encodes a column's cells to codes and decodes codes to a column",
     "tableio.py": "reads and writes table files",
+    "backends/": "counting backends hand a column's distinct cells to discovery as a pandas Series",
     "textshape.py": "writes decoded (synthetic) values in a column's public shape",
     "api.py": "the user-facing verbs take DataFrames",
     "drafting.py": "drafts profiles from a table",

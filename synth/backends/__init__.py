@@ -1,0 +1,1 @@
+"""Counting backends: where the private rows are read and counted (see ``synth.backends.base``)."""

@@ -1,0 +1,62 @@
+"""Generation at scale: rows sampled and written in chunks (CSV, gzip CSV, Parquet), the same rows
+as one sample when they fit in one chunk, reproducible under a seed, and `synth generate` writing
+a table of many chunks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import synth
+from synth.cli import main
+from synth.description import save_description
+from synth.generate import FittedModel, fit
+from synth.tableio import read_table, write_table_chunks
+
+
+@pytest.fixture(scope="module")
+def fitted() -> FittedModel:
+    table = pd.read_csv(Path(synth.__file__).parent / "data" / "adult.csv.gz", dtype=str).iloc[:3000]
+    return fit(synth.describe(table, epsilon=2.0, delta=1e-6, engine="mst", seed=4, report_to=None), 50)
+
+
+def test_rows_that_fit_one_chunk_are_one_sample(fitted: FittedModel) -> None:
+    chunks = list(fitted.sample_chunks(700, seed=3, chunk_rows=1000))
+    assert len(chunks) == 1
+    pd.testing.assert_frame_equal(chunks[0], fitted.sample(700, seed=3))
+
+
+def test_chunks_are_reproducible_and_hold_every_row(fitted: FittedModel) -> None:
+    chunks = list(fitted.sample_chunks(2500, seed=3, chunk_rows=1000))
+    assert [len(c) for c in chunks] == [1000, 1000, 500]
+    again = list(fitted.sample_chunks(2500, seed=3, chunk_rows=1000))
+    for one, other in zip(chunks, again, strict=True):
+        pd.testing.assert_frame_equal(one, other)
+    assert not chunks[0].equals(chunks[1].set_axis(chunks[0].index))  # each chunk draws its own rows
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.tsv", "out.parquet"])
+def test_chunks_are_written_as_one_table(fitted: FittedModel, name: str, tmp_path: Path) -> None:
+    chunks = list(fitted.sample_chunks(2500, seed=5, chunk_rows=1000))
+    assert write_table_chunks(iter(chunks), tmp_path / name) == 2500
+    written = read_table(tmp_path / name)
+    expected = read_table_of(pd.concat(chunks, ignore_index=True), tmp_path / f"whole.{name}")
+    assert written.shape == (2500, len(chunks[0].columns))
+    pd.testing.assert_frame_equal(written, expected)
+
+
+def read_table_of(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``df`` written as one table and read back (what the chunked file must equal)."""
+    write_table_chunks(iter([df]), path)
+    return read_table(path)
+
+
+def test_generate_writes_many_chunks(fitted: FittedModel, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(sys.modules["synth.generate"], "CHUNK_ROWS", 400)
+    description = save_description(fitted.description, tmp_path / "description.json")
+    assert main(["generate", str(description), "--rows", "1500", "--seed", "2", "-o", str(tmp_path / "s.parquet")]) == 0
+    assert "wrote 1,500 synthetic rows" in capsys.readouterr().out
+    assert len(read_table(tmp_path / "s.parquet")) == 1500
