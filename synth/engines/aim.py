@@ -286,7 +286,7 @@ class AIMEngine(EngineBase):
         model = refit()
         selected: list[tuple[str, ...]] = []
         cap = self.config.max_model_size
-        exact_sizes = len(candidates) <= EXACT_SIZE_CANDIDATES
+        exact_sizes = sum(not coarse for _, coarse in candidates) <= EXACT_SIZE_CANDIDATES
         last = False
         progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds")
         while not last:
@@ -303,7 +303,8 @@ class AIMEngine(EngineBase):
             allowed = [key for key, c in shown.items() if tree.containing(c) is not None or (
                 model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
-                     or (exact_sizes and model_size_mb(model_domain, cliques + [c]) <= limit)))]  # or triangulating
+                     or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
+                         and model_size_mb(model_domain, cliques + [c]) <= limit)))]
             penalty = curator.expected_absolute_noise(rho_measure)
             coarsenings = [{a: coarse_maps[(a, g)] for a, g in key[1]} for key in allowed]
             before = [model.marginal(shown[key]) for key in allowed]
