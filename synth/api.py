@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeAlias
 
+import numpy as np
 import pandas as pd
 
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
@@ -34,7 +35,7 @@ from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
 from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
-from synth.tableio import parquet_available, read_table, write_table
+from synth.tableio import parquet_available, read_table, write_table, write_table_chunks
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
@@ -46,14 +47,17 @@ KindsLike = Mapping[str, str] | None
 
 @dataclass(frozen=True, repr=False)
 class RunResult:
-    """What ``run`` wrote: the synthetic table, the Description, its fitted model and the manifest."""
+    """What ``run`` wrote: the synthetic table (None when it had more than ``CHUNK_ROWS`` rows: it
+    was then written a chunk at a time and never held whole; read it from ``files``), its number of
+    rows, the Description, its fitted model and the manifest."""
 
-    synthetic: pd.DataFrame
+    synthetic: pd.DataFrame | None
+    rows: int
     description: Description
     files: dict[str, Path]
 
     def __repr__(self) -> str:
-        rows, columns = self.synthetic.shape
+        rows, columns = self.rows, len(self.description.schema.output_names)
         folder = self.files["description"].parent
         names = ", ".join(path.name for path in self.files.values())
         spent = self.description.privacy["spent"]
@@ -196,11 +200,20 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     try:
         fitted = fit(description, progress=progress)
         progress.message("sampling synthetic rows")
-        synthetic = fitted.sample(seed=seed, sampling=sampling)
+        count = fitted.rows_to_sample(None)
+        synthetic = fitted.sample(seed=seed, sampling=sampling) if fitted.in_one_chunk() else None
+        # a larger table is sampled a chunk at a time, once per file, from one seed so the files agree
+        chunk_seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
-            outputs = [write_table(synthetic, stage / name, missing_text=description.schema.missing_text)
-                       for name in names if name.startswith("synthetic.")]
+            outputs = []
+            for name in (n for n in names if n.startswith("synthetic.")):
+                if synthetic is not None:
+                    outputs.append(write_table(synthetic, stage / name, missing_text=description.schema.missing_text))
+                    continue
+                write_table_chunks(fitted.sample_chunks(seed=chunk_seed, sampling=sampling), stage / name,
+                                   missing_text=description.schema.missing_text)
+                outputs.append(stage / name)
             outputs.append(fitted.save(stage / kept))
             save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
     except SynthError as error:
@@ -210,7 +223,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
              "manifest": out / "manifest.json"}
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"
-    return RunResult(synthetic, description, files)
+    return RunResult(synthetic, count, description, files)
 
 
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,

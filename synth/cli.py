@@ -186,7 +186,7 @@ def _print_evaluation(evaluation: Evaluation, report: Path | None, json_path: Pa
 
 def _summarise_run(result: RunResult) -> None:
     spent = result.description.privacy["spent"]
-    print(f"wrote {len(result.synthetic):,} synthetic rows to {result.files['synthetic']}")
+    print(f"wrote {result.rows:,} synthetic rows to {result.files['synthetic']}")
     print(f"wrote the Description to {result.files['description']}, its fitted model to {result.files['model']} "
           f"and the manifest to {result.files['manifest']}")
     print(f"privacy spent: epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g} "

@@ -102,7 +102,8 @@ class FittedModel:
         return (f"<FittedModel {d.engine}: {_model_summary(self.model)}; {len(d.schema.output_names)} columns{rows}; "
                 f"Description {self.digest[:12]}>")
 
-    def _rows(self, rows: int | None) -> int:
+    def rows_to_sample(self, rows: int | None) -> int:
+        """``rows`` if given, else the Description's rows, else the model's (noisy) total rounded."""
         n = rows if rows is not None else self.description.rows
         if n is None and math.isnan(self.model.total):
             raise SynthError(
@@ -130,7 +131,7 @@ class FittedModel:
         """
         scheme = check_sampling(sampling)
         schema = self.description.schema
-        n = self._rows(rows)
+        n = self.rows_to_sample(rows)
         read = read_conditions(schema, conditions or {})
         model = self.model
         if read:
@@ -153,7 +154,7 @@ class FittedModel:
         rows this is one ``sample`` (the same rows under the same seed); beyond, each chunk is
         sampled on its own (rounded within the chunk), with a seed drawn from ``seed``'s sequence
         when seeded."""
-        n = self._rows(rows)
+        n = self.rows_to_sample(rows)
         chunk_rows = chunk_rows or CHUNK_ROWS
         if n <= chunk_rows:
             yield self.sample(n, conditions, seed, sampling)
@@ -162,6 +163,10 @@ class FittedModel:
         for start in range(0, n, chunk_rows):
             chunk_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
             yield self.sample(min(chunk_rows, n - start), conditions, chunk_seed, sampling)
+
+    def in_one_chunk(self, rows: int | None = None) -> bool:
+        """Whether ``sample_chunks`` gives these rows as one table (at most ``CHUNK_ROWS``)."""
+        return self.rows_to_sample(rows) <= CHUNK_ROWS
 
     def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
         """Write the model and its Description to ``path`` (an ``.npz`` archive, no pickle), atomically;

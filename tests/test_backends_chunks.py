@@ -4,6 +4,7 @@ a table of many chunks."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -60,3 +61,28 @@ def test_generate_writes_many_chunks(fitted: FittedModel, tmp_path: Path, monkey
     assert main(["generate", str(description), "--rows", "1500", "--seed", "2", "-o", str(tmp_path / "s.parquet")]) == 0
     assert "wrote 1,500 synthetic rows" in capsys.readouterr().out
     assert len(read_table(tmp_path / "s.parquet")) == 1500
+
+
+@pytest.mark.parametrize("seed", [5, None])
+def test_synth_run_writes_a_table_of_many_chunks_without_holding_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    seed: int | None) -> None:
+    """Above CHUNK_ROWS, `run` samples and writes chunk by chunk: it returns no table, counts the
+    rows, and its CSV and Parquet files hold the same rows (one seed for both, even unseeded)."""
+    monkeypatch.setattr(importlib.import_module("synth.generate"), "CHUNK_ROWS", 1000)  # the module, not synth.generate()
+    table = pd.read_csv(Path(synth.__file__).parent / "data" / "adult.csv.gz", dtype=str).iloc[:3000]
+    result = synth.run(table, tmp_path / "out", epsilon=2.0, delta=1e-6, engine="mst", rows=2500, seed=seed,
+                       report_to=None)
+    assert result.synthetic is None and result.rows == 2500
+    assert "2,500 synthetic rows" in repr(result)
+    csv = read_table(result.files["synthetic"])
+    assert len(csv) == 2500
+    if "parquet" in result.files:
+        parquet = pd.read_parquet(result.files["parquet"])
+        assert csv.astype(str).equals(parquet.astype(str).replace({"<NA>": ""}).set_axis(csv.index))
+
+
+def test_synth_run_returns_the_table_when_it_fits_one_chunk(tmp_path: Path) -> None:
+    table = pd.read_csv(Path(synth.__file__).parent / "data" / "adult.csv.gz", dtype=str).iloc[:3000]
+    result = synth.run(table, tmp_path / "out", epsilon=2.0, delta=1e-6, engine="mst", rows=800, seed=5,
+                       report_to=None)
+    assert result.synthetic is not None and len(result.synthetic) == result.rows == 800
