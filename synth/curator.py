@@ -7,40 +7,10 @@ entry, and returns only the noisy answer. Engines talk to a Curator; they never 
 one exception, ``public_count``, answers only under the replace-one relation, where the row
 count is public by definition.)
 
-Dependence scores for PrivBayes's selection of (child X, parents Π) pairs, from exact counts.
-
-``mi``: the count-scaled mutual information n·I(X; Π) = n·H(X) + n·H(Π) − n·H(X, Π) in nats.
-For counts c_z of a variable Z over n rows, n·H(Z) = n log n − Σ_z c_z log c_z. Let
-g(m) = (m+1) log(m+1) − m log m = log(m+1) + m log(1 + 1/m) (g(0) = 0): it increases with m and
-g(m) < log(m+1) + 1. Adding one row to a table of n rows moves n to n+1 and, in each of X, Π and
-(X, Π), one cell from c to c+1, so each entropy term changes by g(n) − g(c), a number in
-[0, g(n)). The score changes by
-
-    Δ = [g(n) − g(a)] + [g(n) − g(b)] − [g(n) − g(j)] = g(n) − g(a) + (g(j) − g(b)),
-
-with a, b, j the counts of the new row's cells of X, Π and (X, Π) before it was added. As j ≤ a
-and j ≤ b and g increases, Δ ≤ g(n) − g(a) ≤ g(n) and Δ ≥ g(j) − g(b) ≥ −g(n), so
-|Δ| ≤ g(n) < log(n+1) + 1; a row with a new X value and a new Π value (a = b = j = 0) reaches
-g(n) = log(n+1) + 1 − O(1/n), so the bound is tight. Under add/remove the row count is private,
-so the sensitivity uses a public upper bound ``max_rows`` on it: log(max_rows + 1) + 1; the
-selection refuses a table with more rows before it spends anything (nothing is released).
-Under replace-one a replacement is a removal then an addition, so the sensitivity is
-2 (log(n + 1) + 1) with the public n.
-
-``r``: the PrivBayes paper's score R (TODS 2017), count-scaled: n·R = ½ Σ_{x,π} |e(x, π)| with
-e(x, π) = c(x, π) − c(x) c(π) / n, the L1 distance of the joint counts from the product of their
-margins. Add a row at (x₀, π₀), with a = c(x₀) and b = c(π₀) before (n → n + 1), and write
-S = (n − a)(n − b) / (n (n+1)). Cell by cell, e changes by: (x₀, π₀): 1 − ((a+1)(b+1)/(n+1) −
-ab/n) = S; (x₀, π ≠ π₀): −c(π)(n − a)/(n (n+1)), whose absolute values sum to S; (x ≠ x₀, π₀):
-likewise S in all; every other cell: c(x) c(π)/(n (n+1)), summing to S. So Σ|Δe| ≤ 4S, and as
-S ≤ n/(n+1) < 1, |Δ(n·R)| < 2 under add/remove, whatever n: no bound on the row count is needed
-(an empty table scores 0, and so does one row). The bound is tight: on a table whose columns
-are independent (e = 0), a row of values not seen before moves n·R by 2n/(n+1).
-Under replace-one (n fixed) two joint cells move by 1, and Σ|Δ(c(x) c(π))| ≤ 2n + 2n + 4, so
-|Δ(n·R)| ≤ (2 + 4 + 4/n) / 2 = 3 + 2/n (the paper's 3/n + 2/n² scaled by n).
-
-Parents measured on coarse codes (a public map of codes) are just other variables: both bounds
-hold unchanged.
+Selections are one generic mechanism: report-noisy-max over the scores of a ``Score``
+(``synth.selection_scores``: each score beside its sensitivity and proof), computed from exact
+counts the curator hands it, charged first. The public ``select_*`` methods check their
+arguments against the public domain and build the score.
 
 ``CountRelease`` is the one place where noisy counts are made, shared by the curator and by domain
 discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approximate DP.
@@ -57,7 +27,7 @@ import numpy as np
 
 from synth.cells import weighted_bincount
 from synth.errors import EngineError
-from synth.measurement import MECHANISM_STD, Measurement, is_group_map
+from synth.measurement import MECHANISM_STD, Measurement, is_group_map, table_cells
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import (
@@ -72,8 +42,7 @@ from synth.privacy import (
     laplace_cost,
     laplace_scale,
 )
-
-DEPENDENCE_SCORES = ("mi", "r")  # see the module docstring
+from synth.selection_scores import DEPENDENCE_SCORES, Dependence, MarginalError, Score, SmallDatabaseError
 
 
 @dataclass(frozen=True)
@@ -244,18 +213,6 @@ class Curator:
                 )
         return maps
 
-    def _cells_of(self, codes: np.ndarray, attrs: Sequence[str],
-                  maps: Mapping[str, np.ndarray]) -> tuple[np.ndarray, list[int]]:
-        """The flat index of each row of ``codes`` (columns in domain order) in the table over
-        ``attrs``, on the groups of ``maps`` for the columns they map, and that table's shape."""
-        columns, sizes = [], []
-        for a in attrs:
-            column = codes[:, self.domain.names.index(a)]
-            mapping = maps.get(a)
-            columns.append(column if mapping is None else mapping[column])
-            sizes.append(self.domain.size((a,)) if mapping is None else int(mapping.max()) + 1)
-        return np.ravel_multi_index(tuple(columns), sizes), sizes
-
     def _exact(self, attrs: tuple[str, ...], coarsening: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """The exact histogram over ``attrs``, on the groups of ``coarsening`` for the columns it
         maps (private: never returned to a caller)."""
@@ -264,7 +221,7 @@ class Curator:
         cached = self._answers.get(key)
         if cached is not None:
             return cached
-        flat, sizes = self._cells_of(self._codes, attrs, maps)
+        flat, sizes = table_cells(self._codes, self.domain, attrs, maps)
         exact = weighted_bincount(flat, self._weights, int(np.prod(sizes)))
         exact = exact.astype(np.int32 if self._rows < 2**31 else np.int64)
         if self._cached_cells + exact.size <= self.ANSWER_CACHE_CELLS:
@@ -287,16 +244,19 @@ class Curator:
         return Measurement(attrs, released.values.astype(float), released.mechanism, released.noise_scale,
                            coarsening=maps)
 
-    def _report_noisy_max(self, scores: np.ndarray, sensitivity: float, budget: float, query: str) -> int:
-        """The exponential mechanism on ``scores`` (sensitivity ``sensitivity``) as Gumbel
-        report-noisy-max, spending ``budget``: charged first, then drawn."""
+    def _select(self, score: Score, budget: float) -> int:
+        """The exponential mechanism on the scores of ``score`` as Gumbel report-noisy-max,
+        spending ``budget``: the sensitivity first (it may refuse), then the scores, charged, then
+        drawn."""
+        sensitivity = score.sensitivity(self.neighbouring, self._rows)
+        scores = score.values(self._exact, self._rows)
         notion = self.accountant.notion
         if notion == Notion.ZCDP:
             scale = exponential_scale(sensitivity, rho=budget)
         else:
             scale = exponential_scale(sensitivity, epsilon=budget)
-        self.accountant.charge(exponential_cost(sensitivity, scale, notion=notion),
-                               mechanism="exponential", sensitivity=sensitivity, noise_scale=scale, query=query)
+        self.accountant.charge(exponential_cost(sensitivity, scale, notion=notion), mechanism="exponential",
+                               sensitivity=sensitivity, noise_scale=scale, query=score.query)
         return int(self._counts.noise.noisy_max(scores, scale))
 
     def select_marginal(self, candidates: Sequence[tuple[str, ...]], estimates: Sequence[np.ndarray],
@@ -307,9 +267,8 @@ class Curator:
 
         The score of candidate r is ``weights[r] * (‖x_r − estimates[r]‖₁ − penalties[r])`` where
         x_r is the exact marginal, on the groups of ``coarsenings[r]`` for the columns it maps (as
-        in ``measure_marginal``); one row changes ‖x_r − ·‖₁ by at most the histogram L1
-        sensitivity (a grouped marginal is a histogram too), so the scores' sensitivity is that
-        times max |weight|. The choice is made by the exponential mechanism (Gumbel
+        in ``measure_marginal``); its sensitivity is the histogram L1 sensitivity times
+        max |weight| (``MarginalError``). The choice is made by the exponential mechanism (Gumbel
         report-noisy-max), charged first.
         """
         candidates = [self._check(c) for c in candidates]
@@ -319,15 +278,7 @@ class Curator:
                                                                strict=True)]
         w = np.ones(len(candidates)) if weights is None else np.asarray(weights, dtype=float)
         b = np.zeros(len(candidates)) if penalties is None else np.asarray(penalties, dtype=float)
-        scores = np.array([
-            w[r] * (np.abs(self._exact(c, maps[r]) - np.ravel(estimates[r])).sum() - b[r])
-            for r, c in enumerate(candidates)
-        ])
-        sensitivity = float(np.max(np.abs(w))) * self.neighbouring.histogram_l1
-        return self._report_noisy_max(scores, sensitivity, budget,
-                                      f"select the worst-estimated of {len(candidates)} marginals")
-
-    SMALL_DATABASE_CHUNK = 4_000_000  # (candidate, cell) pairs scored at once
+        return self._select(MarginalError(candidates, estimates, w, b, maps), budget)
 
     def select_small_database(self, databases: np.ndarray,
                               tables: Sequence[tuple[Sequence[str], Mapping[str, np.ndarray] | None]],
@@ -337,17 +288,11 @@ class Curator:
         ``databases`` is an (N, m) matrix: each row is a multiset of m cells of the full domain
         (C-order indices over every column of ``domain``), public (enumerated from the domain).
         ``tables`` are the workload's tables (columns, and groups of codes as in
-        ``measure_marginal``); each cell of each table is a counting query q. With x the private
-        rows (n of them) and y a candidate, the score is
-
-            u(x, y) = −max_q |q(x) − n·q(y)/m|,
-
-        the largest error, in rows, of the candidate scaled to n rows. Sensitivity 1 under both
-        relations. Add/remove: adding a row r moves q(x) by q(r) ∈ {0, 1} and n·q(y)/m by
-        q(y)/m ∈ [0, 1], so each error moves by q(r) − q(y)/m ∈ [−1, 1], and so does the largest
-        absolute error (a maximum of 1-Lipschitz functions). Replace-one: n is fixed and q(x)
-        moves by −1, 0 or 1. The candidate is drawn by the exponential mechanism (Gumbel
-        report-noisy-max: P(y) ∝ exp(u(x, y)/β)), charged first.
+        ``measure_marginal``); each cell of each table is a counting query q. The score of a
+        candidate is minus its largest error, in rows, scaled to the table's row count
+        (``SmallDatabaseError``: sensitivity 1 under both relations). The candidate is drawn by
+        the exponential mechanism (Gumbel report-noisy-max: P(y) ∝ exp(u(x, y)/β), u the score),
+        charged first.
         """
         databases = np.asarray(databases)
         cells = self.domain.size()
@@ -356,23 +301,11 @@ class Curator:
             raise EngineError("select_small_database needs an (N, m) matrix of cell indices of the domain, N, m ≥ 1")
         if not tables:
             raise EngineError("select_small_database needs at least one workload table")
-        rows, size = self._rows, databases.shape[1]
-        every_cell = np.column_stack(np.unravel_index(np.arange(cells), self.domain.sizes))  # public
-        scores = np.zeros(databases.shape[0])
+        checked = []
         for attrs, coarsening in tables:
-            attrs = self._check(attrs)
-            maps = self._check_coarsening(coarsening, attrs)
-            exact = self._exact(attrs, maps).astype(float)
-            cell_of, _ = self._cells_of(every_cell, attrs, maps)
-            step = max(1, self.SMALL_DATABASE_CHUNK // exact.size)
-            for start in range(0, databases.shape[0], step):
-                chunk = cell_of[databases[start:start + step]]
-                offsets = np.arange(chunk.shape[0])[:, None] * exact.size
-                counts = np.bincount((chunk + offsets).ravel(), minlength=chunk.shape[0] * exact.size)
-                errors = np.abs(exact - counts.reshape(chunk.shape[0], exact.size) * (rows / size)).max(axis=1)
-                np.minimum(scores[start:start + step], -errors, out=scores[start:start + step])
-        return self._report_noisy_max(scores, 1.0, budget,
-                                      f"select one of {databases.shape[0]} small databases of {size} rows")
+            columns = self._check(attrs)
+            checked.append((columns, self._check_coarsening(coarsening, columns)))
+        return self._select(SmallDatabaseError(databases, checked, self.domain), budget)
 
     def select_by_dependence(self, pairs: Sequence[tuple[str, Sequence[str]]], budget: float,
                              score: str = "mi", max_rows: int = 10**9,
@@ -382,12 +315,12 @@ class Curator:
         ``score`` is ``"mi"`` (n·I(child; parents), nats) or ``"r"`` (n·R, the L1 distance from
         independence), from exact counts, parents on the groups of ``coarsening`` where it maps
         them; the exponential mechanism (Gumbel report-noisy-max) picks one, charged first.
-        Sensitivities (module docstring): for ``mi`` log(max_rows + 1) + 1 under add/remove,
-        where a table of more than ``max_rows`` rows is refused before anything is spent, and
-        2 (log(n + 1) + 1) under replace-one; for ``r`` 2 under add/remove and 3 + 2/n under
-        replace-one. When the choice cannot depend on the data (one pair, or no pair with
-        parents: every score is 0), nothing is charged and the pair is drawn uniformly (from the
-        noise source: public randomness).
+        Sensitivities (``synth.selection_scores``): for ``mi`` log(max_rows + 1) + 1 under
+        add/remove, where a table of more than ``max_rows`` rows is refused before anything is
+        spent, and 2 (log(n + 1) + 1) under replace-one; for ``r`` 2 under add/remove and
+        3 + 2/n under replace-one. When the choice cannot depend on the data (one pair, or no
+        pair with parents: every score is 0), nothing is charged and the pair is drawn uniformly
+        (from the noise source: public randomness).
         """
         if score not in DEPENDENCE_SCORES:
             raise EngineError(f"unknown dependence score {score!r}; choose one of {', '.join(DEPENDENCE_SCORES)}.")
@@ -402,40 +335,7 @@ class Curator:
             return int(self._counts.noise.noisy_max(np.zeros(len(checked)), 1.0))
         used = {p for _, parents in checked for p in parents}
         maps = self._check_coarsening({p: m for p, m in (coarsening or {}).items() if p in used}, used)
-        sensitivity = self._dependence_sensitivity(score, max_rows)
-        scores = np.array([self._scaled_dependence(score, attrs, maps) for attrs, _ in checked])
-        return self._report_noisy_max(scores, sensitivity, budget,
-                                      f"select the most dependent ({score}) of {len(checked)} (column, parents) pairs")
-
-    def _dependence_sensitivity(self, score: str, max_rows: int) -> float:
-        """The sensitivity of a dependence score under the relation in force (module docstring)."""
-        rows = self._rows
-        if score == "r":
-            return 3 + 2 / max(rows, 1) if self.neighbouring.count_is_public else 2.0
-        if self.neighbouring.count_is_public:
-            return 2 * (math.log1p(rows) + 1)
-        if rows > max_rows:
-            raise EngineError(
-                f"the table has more rows than max_rows = {max_rows:,}, the public bound on the row "
-                "count that the mutual-information scores rely on; raise max_rows in [engine_options] "
-                "or use score = \"r\", which needs no bound."
-            )
-        return math.log1p(max_rows) + 1
-
-    def _scaled_dependence(self, score: str, attrs: tuple[str, ...], maps: Mapping[str, np.ndarray]) -> float:
-        """n·I or n·R of attrs[0] and attrs[1:], from the exact counts (private)."""
-        joint = self._exact(attrs, {a: maps[a] for a in attrs[1:] if a in maps}).astype(np.float64)
-        joint = joint.reshape(self.domain.size(attrs[:1]), -1)
-        n = float(joint.sum())
-        child, parents = joint.sum(axis=1), joint.sum(axis=0)
-        if score == "r":
-            return 0.5 * float(np.abs(joint - np.outer(child, parents) / max(n, 1.0)).sum())
-
-        def sum_xlogx(counts: np.ndarray) -> float:
-            positive = counts[counts > 0]
-            return float(np.sum(positive * np.log(positive)))
-
-        return sum_xlogx(joint) - sum_xlogx(child) - sum_xlogx(parents) + sum_xlogx(np.array([n]))
+        return self._select(Dependence(score, [attrs for attrs, _ in checked], maps, max_rows, self.domain), budget)
 
     def public_count(self) -> int:
         """The number of rows, public by definition under the replace-one relation only.

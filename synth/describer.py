@@ -27,7 +27,7 @@ from synth.engines.base import Engine, SchemaAware
 from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
 from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
+from synth.neighbours import Neighbouring, Relation
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT, Progress
@@ -211,7 +211,7 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
     if not table.columns or table.is_empty():
         raise DataError("the table has no rows or no columns; there is nothing to describe.")
     engine = make_engine(profile.engine_name, profile.engine_options)  # fail on bad options before spending
-    neighbouring = Neighbouring(profile.neighbouring)
+    neighbouring = Neighbouring(Relation(profile.neighbouring))
     to_discover = _columns_to_discover(table.columns, profile, public_kinds(kinds, table.columns, profile))
     if profile.schema is not None:
         _check_domain_sources(profile.schema, profile)
@@ -265,7 +265,7 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
         engine=profile.engine_name,
         engine_options=engine.options,
         engine_output=result.output,
-        neighbouring=counts.neighbouring.relation,
+        neighbouring=counts.neighbouring.relation.value,
         privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
                  "discovery_share": profile.discovery_share if to_discover else 0.0,
                  "kind_sources": _kind_sources(schema, to_discover), **discovery_record},

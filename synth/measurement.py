@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from synth.errors import DescriptionError
+from synth.model.domain import Domain
 
 MECHANISM_STD = {
     # standard deviation of one cell's noise as a function of the mechanism's scale parameter
@@ -35,6 +36,20 @@ def is_group_map(mapping: np.ndarray) -> bool:
     """Whether ``mapping`` gives each code a group 0..k-1 with every group used: a valid coarsening map."""
     return (mapping.ndim == 1 and mapping.size > 0 and np.issubdtype(mapping.dtype, np.integer)
             and np.array_equal(np.unique(mapping), np.arange(mapping.max() + 1)))
+
+
+def table_cells(codes: np.ndarray, domain: Domain, attrs: Sequence[str],
+                maps: Mapping[str, np.ndarray]) -> tuple[np.ndarray, list[int]]:
+    """The flat index of each row of ``codes`` (columns in the order of ``domain``) in the table
+    over ``attrs``, on the groups of ``maps`` for the columns they map, and that table's shape.
+    The curator applies it to its codes, SmallDB's score to the public list of every cell."""
+    columns, sizes = [], []
+    for a in attrs:
+        column = codes[:, domain.names.index(a)]
+        mapping = maps.get(a)
+        columns.append(column if mapping is None else mapping[column])
+        sizes.append(domain.size((a,)) if mapping is None else int(mapping.max()) + 1)
+    return np.ravel_multi_index(tuple(columns), sizes), sizes
 
 
 def sum_groups(table: np.ndarray, mapping: np.ndarray, axis: int) -> np.ndarray:

@@ -100,11 +100,11 @@ from synth.defaults import MAX_DELTA
 from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
+from synth.neighbours import RELATIONS
 from synth.schema import Schema
 from synth.textshape import SHAPE_KEYS
 from synth.unmodelled import UnmodelledColumn
 
-NEIGHBOURING = ("add-remove", "replace")
 TOP_KEYS = ("release", "engine_options", "columns")
 RELEASE_KEYS = (
     "epsilon", "delta", "neighbouring", "engine", "rows", "seed", "missing_markers", "other_label",
@@ -220,9 +220,9 @@ class Profile:
         set_(self, "epsilon", _check_epsilon(self.epsilon))
         set_(self, "delta", _check_delta(self.delta))
         _check_delta_ceiling(self.delta, self.accept_large_delta)
-        if self.neighbouring not in NEIGHBOURING:
+        if self.neighbouring not in RELATIONS:
             raise ProfileError(
-                f"neighbouring is {self.neighbouring!r}; it must be one of {', '.join(map(repr, NEIGHBOURING))}."
+                f"neighbouring is {self.neighbouring!r}; it must be one of {', '.join(map(repr, RELATIONS))}."
             )
         if self.accounting is not None and self.accounting not in ACCOUNTING:
             raise ProfileError(

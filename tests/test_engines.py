@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+import synth
 
 from synth.api import describe
 from synth.curator import CountRelease, Curator
@@ -134,3 +138,12 @@ def test_end_to_end_release_decodes_to_the_original_domain(engine):
     synthetic = generate(description, rows=500, seed=1)
     assert list(synthetic.columns) == list(df.columns) and len(synthetic) == 500
     assert set(synthetic["city"].dropna()) <= set(description.schema.column("city").categories) | {"<OTHER>"}
+
+
+def test_engines_are_typed_against_the_boundary_protocol_not_the_curator() -> None:
+    """Engines import ``synth.boundary.Boundary`` (the curator's public API), never ``synth.curator``."""
+    folder = Path(synth.__file__).resolve().parent / "engines"
+    importers = sorted(path.name for path in folder.glob("*.py")
+                       if any(isinstance(node, ast.ImportFrom) and node.module == "synth.curator"
+                              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+    assert importers == []

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, share
 from synth.engines.output import check_keys, read_names, reading_output
@@ -60,7 +60,7 @@ class ToyEngine(EngineBase):
         if len(names) < 2:
             raise EngineError("engine 'toy' needs at least two columns.")
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names = curator.domain.names
         self.check(names, curator.budget_unit)
         singles, double = split_budget(curator.remaining(), [1 - self.config.pair_share, self.config.pair_share])

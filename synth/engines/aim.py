@@ -53,7 +53,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
@@ -238,7 +238,7 @@ class AIMEngine(EngineBase):
         if isinstance(self.config.workload, list):
             listed_marginals(self.config.workload, names)
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         self.check(curator.domain.names, curator.budget_unit)
         workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)

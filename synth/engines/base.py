@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.options import EngineOptions
 from synth.engines.output import EngineOutput, NoOutput, Structure, measured_together
@@ -65,7 +65,7 @@ class Engine(Protocol):
         names, the budget's unit: ``rho`` under zCDP, else ``epsilon``). The describer calls it
         before anything is spent; ``describe`` calls it too."""
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         """Spend the curator's remaining budget on measurements."""
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.privacy import split_budget
 from synth.progress import Progress
@@ -20,7 +20,7 @@ class IndependentEngine(EngineBase):
 
     name: ClassVar[str] = "independent"
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names = curator.domain.names
         measure_count = not curator.neighbouring.count_is_public
         parts = split_budget(curator.remaining(), [1.0] * (len(names) + int(measure_count)))

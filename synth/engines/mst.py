@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Self
 import networkx as nx
 import numpy as np
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.output import check_keys, read_names, reading_output
 from synth.errors import EngineError
@@ -64,7 +64,7 @@ class MSTEngine(EngineBase):
         if len(names) < 2:
             raise EngineError("engine 'mst' needs at least two columns; use 'independent' for one.")
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names = curator.domain.names
         self.check(names, curator.budget_unit)
         rho_one_way, rho_select, rho_two_way = split_budget(curator.remaining(), [1.0, 1.0, 1.0])
@@ -82,7 +82,7 @@ class MSTEngine(EngineBase):
         return EngineResult(tuple(compressed + two_way), MSTOutput(tuple(tree)), compression=maps)
 
     @staticmethod
-    def _select_tree(view: Curator, one_way: list, rho: float, progress: Progress) -> list[tuple[str, str]]:
+    def _select_tree(view: Boundary, one_way: list, rho: float, progress: Progress) -> list[tuple[str, str]]:
         """Kruskal's algorithm with each edge chosen by the exponential mechanism."""
         names = view.domain.names
         total = estimate_total(one_way)

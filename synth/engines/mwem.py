@@ -61,7 +61,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineResult
 from synth.engines.options import one_of, share, true_or_false, whole_number
@@ -197,7 +197,7 @@ class MWEMEngine(WorkloadEngine):
         updates = cells * rounds * (rounds + 1) // 2
         return min(PASSES[1], max(PASSES[0], PASS_WORK // updates))
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         domain = curator.domain
         workload = self.workload(domain)
         candidates = downward_closure(workload) if self.config.candidates == CLOSURE else workload

@@ -8,8 +8,8 @@ left so the total is spent exactly):
 2. ``structure_share`` of the rest (default 0.3, the paper's β; DataSynthesizer uses ε/2) for
    the structure: the first column is drawn uniformly (public randomness, no cost), then d − 1
    steps each pick an (unplaced column X, parent set Π) pair with the exponential mechanism on
-   a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in the
-   curator's docstring): ``mi``, the count-scaled mutual information n·I(X; Π) that
+   a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in
+   ``synth.selection_scores``): ``mi``, the count-scaled mutual information n·I(X; Π) that
    DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 under add/remove), or ``r``, the
    paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 2 under add/remove, no row bound).
    Π ranges over the sets of at most ``degree`` placed columns that are θ-useful and maximal
@@ -51,7 +51,7 @@ from typing import Any, ClassVar, Self
 import networkx as nx
 import numpy as np
 
-from synth.curator import DEPENDENCE_SCORES, Curator
+from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, megabytes, positive, share, true_or_false, whole_number
@@ -66,6 +66,7 @@ from synth.model.interface import Model
 from synth.model.junction_tree import model_size_mb
 from synth.privacy import split_budget
 from synth.progress import Progress
+from synth.selection_scores import DEPENDENCE_SCORES
 
 Pair = tuple[str, tuple[str, ...]]
 
@@ -152,7 +153,7 @@ class PrivBayesEngine(EngineBase):
                 f"degree {self.config.degree} is too large for a table of {len(names)} columns: a column "
                 f"can have at most {len(names) - 1} parents. Lower degree in [engine_options].")
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
         self.check(names, curator.budget_unit)
         beta = self.config.structure_share
@@ -206,7 +207,7 @@ class PrivBayesEngine(EngineBase):
                                 f"parent to its child ({graph.number_of_edges()} arrows)."
                          + (f" As parents, {', '.join(coarse)} are seen on groups of adjacent codes." if coarse else ""))
 
-    def _learn_network(self, curator: Curator, budget: float, parent_sizes: Mapping[str, int], max_cells: float,
+    def _learn_network(self, curator: Boundary, budget: float, parent_sizes: Mapping[str, int], max_cells: float,
                        groups: Mapping[str, np.ndarray], progress: Progress) -> list[Pair]:
         """The greedy network: (column, parents) pairs in topological order."""
         names = curator.domain.names

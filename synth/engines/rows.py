@@ -6,13 +6,13 @@ engine that needs it spends ``COUNT_SHARE`` of its budget on a noisy count.
 
 from __future__ import annotations
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.measurement import Measurement
 
 COUNT_SHARE = 0.02  # of the budget, for an engine's noisy row count under add/remove
 
 
-def count_rows(curator: Curator) -> tuple[float, list[Measurement]]:
+def count_rows(curator: Boundary) -> tuple[float, list[Measurement]]:
     """The number of rows the engines scale their answers to, and what measuring it released.
 
     Under replace-one the count is public (nothing is spent or measured); under add/remove it is

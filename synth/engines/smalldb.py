@@ -5,8 +5,8 @@ The exponential mechanism over every database of m rows drawn from the domain (e
 of m cells of the full domain), each scored by its largest error over the workload's counting
 queries (``synth.engines.workload``: every cell of every marginal of an order, default
 ``"2-way"``, or of the user's query tables), scaled to n rows: u(x, y) = −max_q |q(x) − n·q(y)/m|
-(``Curator.select_small_database``; sensitivity 1 under add/remove and replace-one, derived
-there). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
+(``Curator.select_small_database``; sensitivity 1 under add/remove and replace-one, derived in
+``synth.selection_scores``). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
 drawn with probability ∝ exp(u/β) by Gumbel report-noisy-max, which is the exponential
 mechanism in log space. Budget: under add/remove, 2 % for a noisy row count n̂ (under
 replace-one the count is public); the rest for the one draw.
@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineResult
 from synth.engines.options import whole_number
@@ -138,7 +138,7 @@ class SmallDBEngine(WorkloadEngine):
             )
         return count
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         domain = curator.domain
         workload = self.workload(domain)
         cells = domain.size()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from synth.curator import Curator
+from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.progress import Progress
 
@@ -20,5 +20,5 @@ class UniformEngine(EngineBase):
 
     name: ClassVar[str] = "random"
 
-    def describe(self, curator: Curator, progress: Progress) -> EngineResult:
+    def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         return EngineResult(())
