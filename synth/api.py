@@ -203,7 +203,8 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         count = fitted.rows_to_sample(None)
         synthetic = fitted.sample(seed=seed, sampling=sampling) if fitted.in_one_chunk() else None
         # a larger table is sampled a chunk at a time, once per file, from one seed so the files agree
-        chunk_seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+        chunk_seed = seed if seed is not None or synthetic is not None else int(
+            np.random.SeedSequence().generate_state(1)[0])
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
             outputs = []

@@ -283,6 +283,9 @@ class AIMEngine(EngineBase):
             named = {a: derived.name(a, coarse_maps[(a, g)]) for a, g in key[1]} if derived else {}
             return tuple(named.get(a, a) for a in key[0])
 
+        shown = {key: in_model(key) for key in candidates}  # fixed for the whole run
+        coarsening = {key: {a: coarse_maps[(a, g)] for a, g in key[1]} for key in candidates}
+        ties = [] if derived is None else [pair for pair, _ in derived.links()]
         model = refit()
         selected: list[tuple[str, ...]] = []
         cap = self.config.max_model_size
@@ -298,15 +301,14 @@ class AIMEngine(EngineBase):
             limit = cap * spent_share
             tree = model.junction_tree
             cliques = [m.attrs for m in measurements] if derived is None else (
-                [derived.rewrite(m).attrs for m in measurements] + [pair for pair, _ in derived.links()])
-            shown = {key: in_model(key) for key in candidates}
+                [derived.rewrite(m).attrs for m in measurements] + ties)
             allowed = [key for key, c in shown.items() if tree.containing(c) is not None or (
                 model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
                      or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
                          and model_size_mb(model_domain, cliques + [c]) <= limit)))]
             penalty = curator.expected_absolute_noise(rho_measure)
-            coarsenings = [{a: coarse_maps[(a, g)] for a, g in key[1]} for key in allowed]
+            coarsenings = [coarsening[key] for key in allowed]
             before = [model.marginal(shown[key]) for key in allowed]
             choice = curator.select_marginal(
                 [key[0] for key in allowed], before, rho_select,
