@@ -285,7 +285,7 @@ class AIMEngine(EngineBase):
 
         shown = {key: in_model(key) for key in candidates}  # fixed for the whole run
         coarsening = {key: {a: coarse_maps[(a, g)] for a, g in key[1]} for key in candidates}
-        ties = [] if derived is None else [pair for pair, _ in derived.links()]
+        ties: list[tuple[str, ...]] = [] if derived is None else [pair for pair, _ in derived.links()]
         model = refit()
         selected: list[tuple[str, ...]] = []
         cap = self.config.max_model_size
