@@ -38,6 +38,7 @@ def run(epsilon: float, seed: int, options: dict, measure_share: float | None, l
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
+    from synth.model.matching import sample_codes
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
     from synth.progress import SILENT
@@ -53,7 +54,7 @@ def run(epsilon: float, seed: int, options: dict, measure_share: float | None, l
     result = engine.describe(curator, SILENT)
     model = engine.build_model(Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression)),
                                result)
-    synthetic = model.sample(len(codes), np.random.default_rng(seed))
+    synthetic = sample_codes(model, domain, len(codes), np.random.default_rng(seed))  # the default: matched
     columns = list(sizes.values())
     return {"label": label, "epsilon": epsilon, "seed": seed, "options": options, "measure_share": measure_share,
             "tvd_3way": float(kway_tvds(codes, synthetic, columns, 3).mean()),

@@ -141,6 +141,7 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
+    from synth.model.matching import sample_codes
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
     from synth.progress import SILENT
@@ -157,7 +158,7 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     output = result.output
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
     model = engine.build_model(model_domain, result)
-    synthetic = model.sample(len(codes), np.random.default_rng(seed))
+    synthetic = sample_codes(model, domain, len(codes), np.random.default_rng(seed))  # the default: matched
     record = {"tool": "synth", "case": case, "epsilon": epsilon, "seed": seed, "delta": delta,
               "spent": accountant.spent(), "rounds": getattr(output, "rounds", None),
               "representation": getattr(output, "representation", None)}

@@ -45,6 +45,7 @@ def main() -> None:
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
     from synth.model.domain import Domain
+    from synth.model.matching import sample_codes
     from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
     from synth.progress import Progress
@@ -59,7 +60,7 @@ def main() -> None:
     described = time.perf_counter() - start
     model_domain = Domain(domain.names, compressed_sizes(domain.names, domain.sizes, result.compression))
     model = engine.build_model(model_domain, result)
-    synthetic = model.sample(len(codes), np.random.default_rng(args.seed))
+    synthetic = sample_codes(model, domain, len(codes), np.random.default_rng(args.seed))  # the default: matched
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

@@ -201,7 +201,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         fitted = fit(description, progress=progress)
         progress.message("sampling synthetic rows")
         count = fitted.rows_to_sample(None)
-        synthetic = fitted.sample(seed=seed, sampling=sampling) if fitted.in_one_chunk() else None
+        synthetic = fitted.sample(seed=seed, sampling=sampling, progress=progress) if fitted.in_one_chunk() else None
         # a larger table is sampled a chunk at a time, once per file, from one seed so the files agree
         chunk_seed = seed if seed is not None or synthetic is not None else int(
             np.random.SeedSequence().generate_state(1)[0])
@@ -212,7 +212,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
                 if synthetic is not None:
                     outputs.append(write_table(synthetic, stage / name, missing_text=description.schema.missing_text))
                     continue
-                write_table_chunks(fitted.sample_chunks(seed=chunk_seed, sampling=sampling), stage / name,
+                write_table_chunks(fitted.sample_chunks(seed=chunk_seed, sampling=sampling, progress=progress), stage / name,
                                    missing_text=description.schema.missing_text)
                 outputs.append(stage / name)
             outputs.append(fitted.save(stage / kept))

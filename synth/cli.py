@@ -93,9 +93,10 @@ def _source(args: argparse.Namespace, progress: Progress):
 
 def _add_sampling(p: argparse.ArgumentParser) -> None:
     # no argparse choices: a bad name is a SamplingError, printed as one paragraph like any other
-    p.add_argument("--sampling", default="rounded", metavar="SCHEME",
-                   help="rounded (default: the model's marginals within rounding, each column's counts per parent "
-                        "configuration rounded at random) or iid (independent draws, with multinomial noise)")
+    p.add_argument("--sampling", default="matched", metavar="SCHEME",
+                   help="matched (default: rounded draws adjusted until the table's 3-way marginals follow the "
+                        "model's), rounded (each column's counts per parent configuration rounded at random) or iid "
+                        "(independent draws, with multinomial noise)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -281,7 +282,7 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     read_conditions(description.schema, conditions)  # a wrong column or value is refused before a fit
     fitted = api.kept_model(description, args.description, args.iterations, progress=progress,
                             report_to=None if args.quiet else sys.stderr)
-    chunks = fitted.sample_chunks(args.rows, conditions, args.seed, args.sampling)  # large tables: piece by piece
+    chunks = fitted.sample_chunks(args.rows, conditions, args.seed, args.sampling, progress=progress)  # large tables: piece by piece
     rows = write_table_chunks(chunks, args.out, force=args.force, missing_text=description.schema.missing_text)
     if not args.quiet:
         print(f"wrote {rows:,} synthetic rows to {args.out}")

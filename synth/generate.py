@@ -2,9 +2,10 @@
 
 Post-processing only: it reads the Description, never the private data, so what it produces is
 as private as the Description. Rows are sampled from the fitted model, by default with rounded
-counts per parent configuration (the model's marginals within rounding), or i.i.d. on request
-(``sampling``, see ``synth.model.sampling``; never by deterministic, unshuffled rounding, which
-invents correlations), and decoded to values of each column's type.
+counts per parent configuration, then matched to the model's 3-way marginals
+(``synth.model.matching``), or rounded only, or i.i.d., on request (``sampling``, see
+``synth.model.sampling``; never by deterministic, unshuffled rounding, which invents
+correlations), and decoded to values of each column's type.
 Which model a Description stands for is its engine's to say (``Engine.build_model``: most fit the
 measurements; a Bayesian network, a replayed histogram or a small database are others); a
 Description without measurements is uniform over the domain and needs the number of rows to be
@@ -39,9 +40,11 @@ from synth.errors import ConditionError, DescriptionError, ModelFileError, Synth
 from synth.model.bayesian_network import BayesianNetwork
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedModel
+from synth.model.domain import Domain
 from synth.model.graphical import GraphicalModel
 from synth.model.histogram import HistogramModel
 from synth.model.interface import Model
+from synth.model.matching import sample_codes
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model, write_model
 from synth.progress import SILENT, Progress
@@ -117,17 +120,18 @@ class FittedModel:
         return int(n)
 
     def sample(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
-               seed: int | None = None, sampling: str = DEFAULT_SAMPLING) -> pd.DataFrame:
+               seed: int | None = None, sampling: str = DEFAULT_SAMPLING, progress: Progress = SILENT) -> pd.DataFrame:
         """``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total), as a DataFrame.
 
         ``conditions`` maps columns to what their cells must hold (a value, a list of values, a
         range ``(low, high)`` or ``"low..high"``; see ``synth.conditions``): the rows are then drawn
         from the model's conditional distribution, exactly. ``seed`` makes sampling reproducible;
-        without it the generator draws from OS entropy. ``sampling`` is ``"rounded"`` (the default:
-        each column's counts per parent configuration are its expected counts rounded, randomly, so
-        the table follows the model's marginals within rounding) or ``"iid"`` (independent draws,
-        with multinomial noise). ConditionError for an unknown column or value, or conditions the
-        model gives no probability; SamplingError for another ``sampling``.
+        without it the generator draws from OS entropy. ``sampling`` is ``"matched"`` (the default:
+        rounded draws, then adjusted until the table's 3-way marginals follow the model's, see
+        ``synth.model.matching``), ``"rounded"`` (each column's counts per parent configuration are
+        its expected counts rounded, randomly) or ``"iid"`` (independent draws, with multinomial
+        noise); under conditions, the conditioned model's. ConditionError for an unknown column or
+        value, or conditions the model gives no probability; SamplingError for another ``sampling``.
         """
         scheme = check_sampling(sampling)
         schema = self.description.schema
@@ -140,7 +144,7 @@ class FittedModel:
             except ConditionError as error:
                 raise ConditionError(f"{condition_text(read)}: {error}") from None
         rng = np.random.default_rng(seed)
-        codes = model.sample(n, rng, scheme)
+        codes = sample_codes(model, Domain(schema.names, schema.sizes), n, rng, scheme, progress)
         table = schema.decode(codes, rng)
         for name, values in values_in_ranges(schema, read, codes, rng).items():
             table[name] = values.set_axis(table.index)
@@ -148,7 +152,7 @@ class FittedModel:
 
     def sample_chunks(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
                       seed: int | None = None, sampling: str = DEFAULT_SAMPLING,
-                      chunk_rows: int | None = None) -> Iterator[pd.DataFrame]:
+                      chunk_rows: int | None = None, progress: Progress = SILENT) -> Iterator[pd.DataFrame]:
         """``sample``'s rows as consecutive tables of at most ``chunk_rows`` (default ``CHUNK_ROWS``)
         rows, so that a table larger than memory can be written piece by piece. Up to ``chunk_rows``
         rows this is one ``sample`` (the same rows under the same seed); beyond, each chunk is
@@ -157,12 +161,12 @@ class FittedModel:
         n = self.rows_to_sample(rows)
         chunk_rows = chunk_rows or CHUNK_ROWS
         if n <= chunk_rows:
-            yield self.sample(n, conditions, seed, sampling)
+            yield self.sample(n, conditions, seed, sampling, progress)
             return
         seeds = np.random.SeedSequence(seed)
         for start in range(0, n, chunk_rows):
             chunk_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
-            yield self.sample(min(chunk_rows, n - start), conditions, chunk_seed, sampling)
+            yield self.sample(min(chunk_rows, n - start), conditions, chunk_seed, sampling, progress)
 
     def in_one_chunk(self, rows: int | None = None) -> bool:
         """Whether ``sample_chunks`` gives these rows as one table (at most ``CHUNK_ROWS``)."""

@@ -1,5 +1,6 @@
 """The low-variance sampler (issue 16, item 1): rounded counts per parent configuration, dealt in
-random order, the default of every model; i.i.d. draws on request.
+random order, how every model draws by default (the matching that follows is tested in
+tests/test_matching.py); i.i.d. draws on request.
 
 What is proven, and tested exactly (fixed seeds): within every group of rows sharing a parent
 configuration, each value's count is the floor or the ceiling of the group's size times its
@@ -200,12 +201,12 @@ def test_product_histogram_and_expanded_codes_are_within_one_per_cell():
 
 # ---------------------------------------------------------------- the user's paths
 
-def test_fitted_models_sample_rounded_by_default_and_iid_on_request():
+def test_fitted_models_sample_rounded_and_iid_on_request():
     fitted = fit(small_description("independent"))
     p = fitted.model.marginal(["sex"])
     p = p / p.sum()
     for seed in range(3):
-        counts = fitted.sample(777, seed=seed)["sex"].value_counts()
+        counts = fitted.sample(777, seed=seed, sampling="rounded")["sex"].value_counts()
         assert np.all(np.abs(counts[["Female", "Male"]].to_numpy() - 777 * p) < 1)
     iid = [fitted.sample(777, seed=seed, sampling="iid")["sex"].eq("Female").sum() for seed in range(10)]
     assert max(abs(c - 777 * p[0]) for c in iid) > 1  # i.i.d. counts wander

@@ -30,7 +30,7 @@ from synth.model.factor import Factor
 from synth.model.graphical import ConditionedTree, GraphicalModel, eliminate
 from synth.model.interface import Evidence
 from synth.model.junction_tree import build_junction_tree, model_size_mb
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw_given
+from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
 MAX_CONDITIONING_MB = 256.0  # the largest junction tree (float64 tables) built to condition a network
 
@@ -58,7 +58,7 @@ class BayesianNetwork:
     conditionals: tuple[Conditional, ...]
     total: float
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         """``n`` rows of codes, shape (n, columns), columns in domain order: each column drawn given
         its parents' configuration under ``sampling`` (``synth.model.sampling``)."""
         if n < 0:

@@ -18,7 +18,7 @@ import numpy as np
 
 from synth.measurement import Measurement
 from synth.model.interface import Evidence, Model
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
+from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
 
 SUPPORT_THRESHOLD = 3.0  # noise deviations a noisy count must reach for its code to be kept
 
@@ -98,7 +98,7 @@ def _shares(mapping: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
 
 def expand_codes(codes: np.ndarray, names: Sequence[str], maps: Mapping[str, np.ndarray],
                  rng: np.random.Generator, weights: Mapping[str, np.ndarray] | None = None,
-                 sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+                 sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
     """Compressed codes back to original codes; a merged code becomes one of its codes, uniformly
     or, for a column in ``weights``, with probability proportional to its weight, drawn under
     ``sampling`` (``synth.model.sampling``) among the rows holding it."""
@@ -161,7 +161,7 @@ class ExpandedModel:
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self._shares())
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         return expand_codes(self.model.sample(n, rng, sampling), self.names, self.compression, rng, self._shares(),
                             sampling)
 

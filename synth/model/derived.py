@@ -30,7 +30,7 @@ from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import CalibratedTree, GraphicalModel
 from synth.model.interface import Evidence
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling
+from synth.model.sampling import DEFAULT_DRAWS, Draws
 
 DERIVED_MARK = "~"  # a derived column is named source~index
 
@@ -120,7 +120,7 @@ class DerivedModel:
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         return self.model.marginal(attrs)
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         return np.ascontiguousarray(self.model.sample(n, rng, sampling)[:, :len(self.base)])
 
     def given(self, evidence: Evidence) -> DerivedModel:

@@ -27,7 +27,7 @@ from synth.model.domain import Domain
 from synth.model.factor import Factor, align
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw_given
+from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
 
@@ -252,7 +252,7 @@ class CalibratedTree:
             factors.append((kept, table))
         return eliminate(self.domain, factors, attrs)
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         """``n`` rows of codes, shape (n, attributes), columns in domain order, under ``sampling``
         (``synth.model.sampling``: rounded counts by default, or i.i.d. draws).
 

@@ -29,7 +29,7 @@ from synth.model.domain import Domain
 from synth.model.factor import align
 from synth.model.graphical import marginalise
 from synth.model.interface import Evidence, check_evidence, conditioned_total
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
+from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
 
 
 class HistogramModel:
@@ -57,7 +57,7 @@ class HistogramModel:
         conditioned_total(self.total, float(counts.sum()) / self.total)  # refuses an impossible condition
         return HistogramModel(self.domain, counts)
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         """``n`` rows of codes drawn from the normalised histogram under ``sampling``
         (``synth.model.sampling``: rounded, every cell within 1 of its share of ``n``), shape (n, columns)."""
         cells = draw(n, np.ravel(self.counts), rng, sampling)

@@ -17,7 +17,7 @@ from synth.measurement import Measurement
 from synth.model.domain import Domain
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.interface import Evidence, check_evidence, conditioned_total
-from synth.model.sampling import DEFAULT_SAMPLING, Sampling, draw
+from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class ProductModel:
             probabilities[j] = weighted / mass if mass > 0 else weighted
         return ProductModel(self.domain, tuple(probabilities), conditioned_total(self.total, probability))
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         """``n`` rows of codes, shape (n, columns), each column drawn on its own under ``sampling``
         (``synth.model.sampling``) and shuffled on its own, so the columns stay independent."""
         codes = np.empty((n, len(self.probabilities)), dtype=np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 
 from synth.errors import ConditionError
 from synth.model.domain import Domain
-from synth.model.sampling import Sampling
+from synth.model.sampling import Draws
 
 Evidence = Mapping[str, np.ndarray]
 
@@ -41,7 +41,7 @@ class Model(Protocol):
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray: ...
 
-    def sample(self, n: int, rng: np.random.Generator, sampling: Sampling = ...) -> np.ndarray: ...
+    def sample(self, n: int, rng: np.random.Generator, sampling: Draws = ...) -> np.ndarray: ...
 
     def given(self, evidence: Evidence) -> Model: ...
 

@@ -1,10 +1,10 @@
-"""How a model turns probabilities into rows: the two sampling schemes and the draws they share.
+"""How a model turns probabilities into rows: the two ways of drawing and the draws they share.
 
 Every model samples the same way: rows are split into groups by the configuration of what a
 column is drawn given (its parents in a Bayesian network, the separator and the earlier new
 columns of a clique in a junction tree, nothing for the first column), each group gets a count
 per value of the column, and the values are dealt to the group's rows in a uniformly random
-order, each group shuffled on its own. The schemes differ in the counts:
+order, each group shuffled on its own. The two ways of drawing (``Draws``) differ in the counts:
 
 - ``"rounded"`` (the default): a group of m rows whose conditional distribution is p gets the
   integer part of each expected count m·p_v, and the rest of its rows (as many as the fractional
@@ -19,6 +19,10 @@ The random order in which values are dealt is what keeps columns drawn given the
 (siblings) conditionally independent; dealing them in row order would correlate them. A value
 with probability 0 never gets a row in either scheme. This module sees only model probabilities,
 never private data.
+
+What a user chooses (``Sampling``) is one of these draws, or ``"matched"`` (the default): rounded
+draws, then adjusted until the table's low-order marginals follow the model's
+(``synth.model.matching``).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import numpy as np
 
 from synth.errors import SamplingError
 
-Sampling = Literal["rounded", "iid"]
+Draws = Literal["rounded", "iid"]  # how a model draws rows (``Model.sample``)
+DEFAULT_DRAWS: Draws = "rounded"
+Sampling = Literal["matched", "rounded", "iid"]  # what a user asks for: draws, then matching or not
 SAMPLING_SCHEMES: tuple[str, ...] = get_args(Sampling)
-DEFAULT_SAMPLING: Sampling = "rounded"
+DEFAULT_SAMPLING: Sampling = "matched"
 
 
 def check_sampling(sampling: object) -> Sampling:
@@ -39,7 +45,8 @@ def check_sampling(sampling: object) -> Sampling:
     if sampling not in SAMPLING_SCHEMES:
         raise SamplingError(
             f"unknown sampling {sampling!r}: choose one of {', '.join(SAMPLING_SCHEMES)} "
-            "(rounded: the model's marginals within rounding, the default; iid: independent draws)."
+            "(matched: rounded draws adjusted to the model's 3-way marginals, the default; rounded: the "
+            "model's marginals within rounding on the columns drawn together; iid: independent draws)."
         )
     return sampling  # type: ignore[return-value]
 
@@ -66,7 +73,7 @@ def rounded_counts(sizes: np.ndarray, probabilities: np.ndarray, rng: np.random.
 
 
 def group_counts(sizes: np.ndarray, probabilities: np.ndarray, rng: np.random.Generator,
-                 sampling: Sampling) -> np.ndarray:
+                 sampling: Draws) -> np.ndarray:
     """Counts per value for groups of ``sizes`` rows with distributions ``probabilities`` under
     ``sampling``: rounded (``rounded_counts``) or multinomial."""
     if sampling == "iid":
@@ -84,7 +91,7 @@ def deal(configs: np.ndarray, values: np.ndarray, rng: np.random.Generator) -> n
 
 
 def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator,
-               sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+               sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
     """For each row, a column index of ``table`` drawn from the row ``configs[i]`` of ``table``
     normalised (uniform when that row sums to 0), under ``sampling`` (see the module docstring):
     the rows sharing a configuration get their counts per value at once, dealt in random order."""
@@ -99,6 +106,6 @@ def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator,
 
 
 def draw(n: int, probabilities: np.ndarray, rng: np.random.Generator,
-         sampling: Sampling = DEFAULT_SAMPLING) -> np.ndarray:
+         sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
     """``n`` indices of ``probabilities`` (non-negative weights, not all 0) under ``sampling``."""
     return draw_given(np.zeros(n, dtype=np.int64), np.reshape(probabilities, (1, -1)), rng, sampling)
