@@ -55,6 +55,7 @@ CASES = {
     "synth-aim-compressed": ("synth", "aim", {"workload": "3-way", "compress": True}),
     "run-aim": ("cli", "aim", {}),
     "run-aim-compressed": ("cli", "aim", {"compress": True}),
+    "run-mst": ("cli", "mst", {}),
     "mbi-mst": ("mbi", "mst", ["--mechanism", "mst"]),
     "mbi-aim": ("mbi", "aim", ["--mechanism", "aim", "--workload", "3way"]),
     "mbi-aim-2way": ("mbi", "aim", ["--mechanism", "aim", "--workload", "2way"]),

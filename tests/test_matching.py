@@ -23,8 +23,8 @@ from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel
 from synth.model.junction_tree import build_junction_tree
 from synth.model.matching import match_marginals, model_marginals, sample_codes, target_sets
-from tests.test_graphical import STRUCTURES, random_model
 from tests.conftest import mixed_table
+from tests.test_graphical import STRUCTURES, random_model
 
 
 def _l1(codes: np.ndarray, model, domain: Domain, columns: tuple[int, ...]) -> float:
