@@ -22,7 +22,7 @@ from synth.model.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel
 from synth.model.junction_tree import build_junction_tree
-from synth.model.matching import match_marginals, model_marginals, sample_codes, target_sets
+from synth.model.matching import match_marginals, sample_codes, target_sets
 from tests.conftest import mixed_table
 from tests.test_graphical import STRUCTURES, random_model
 
@@ -51,10 +51,10 @@ def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact():
     model = random_model(STRUCTURES[3], seed=3, scale=1.5)
     domain = model.domain
     codes = model.sample(2_000, np.random.default_rng(0), "iid")  # far from the model: much to correct
-    marginals = model_marginals(model, domain, target_sets(domain))
-    targets = matching._Targets(codes, domain, marginals, np.random.default_rng(1))
+    sets = target_sets(domain)
+    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(1))
     goal = {}
-    for j, s in enumerate(sorted(marginals)):
+    for j, s in enumerate(sets):
         start, cells = targets.offsets[j], domain.size([domain.names[c] for c in s])
         flat = np.ravel_multi_index([codes[:, c] for c in s], domain.shape([domain.names[c] for c in s]))
         goal[s] = np.bincount(flat, minlength=cells) - targets.residuals[start:start + cells]
@@ -65,7 +65,7 @@ def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact():
                         targets.possible, targets.sets_of_column, targets.position, 3_000, seed)
         scores.append(targets.score())
     assert all(after <= before for before, after in zip(scores, scores[1:])) and scores[-1] < 0.6 * scores[0]
-    for j, s in enumerate(sorted(marginals)):
+    for j, s in enumerate(sets):
         start, cells = targets.offsets[j], domain.size([domain.names[c] for c in s])
         flat = np.ravel_multi_index([codes[:, c] for c in s], domain.shape([domain.names[c] for c in s]))
         assert np.array_equal(np.bincount(flat, minlength=cells) - goal[s], targets.residuals[start:start + cells])

@@ -64,42 +64,44 @@ def target_sets(domain: Domain) -> list[tuple[int, ...]]:
     return sorted(kept)
 
 
-def model_marginals(model: Model, domain: Domain, sets: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], np.ndarray]:
-    """The model's marginal of each set, flattened and normalised to sum 1; none at all when one
-    is not a distribution (a model without a scale, say), since matching then has no target."""
-    marginals = {}
-    for s in sets:
-        marginal = np.asarray(model.marginal([domain.names[c] for c in s]), dtype=float).ravel()
-        total = marginal.sum()
-        if not (np.isfinite(marginal).all() and total > 0):
-            return {}
-        marginals[s] = np.maximum(marginal, 0.0) / total
-    return marginals
+def distribution(model: Model, names: Sequence[str]) -> np.ndarray | None:
+    """The model's marginal over ``names``, flattened and normalised to sum 1; None when it is not
+    a distribution (a model without a scale, say): matching then has no target."""
+    marginal = np.asarray(model.marginal(names), dtype=float).ravel()
+    total = marginal.sum()
+    if not (np.isfinite(marginal).all() and total > 0):
+        return None
+    return np.maximum(marginal, 0.0) / total
 
 
 class _Targets:
     """The residuals (table counts minus rounded targets) of every target set in one flat int32
-    array, with each set's columns, offset and strides, and for each column the sets holding it."""
+    array, with each set's columns, offset and strides, and for each column the sets holding it.
+    ``valid`` is False when the model gave no distribution for a set (nothing else is then set)."""
 
-    def __init__(self, codes: np.ndarray, domain: Domain, marginals: dict[tuple[int, ...], np.ndarray],
+    def __init__(self, codes: np.ndarray, model: Model, domain: Domain, sets: Sequence[tuple[int, ...]],
                  rng: np.random.Generator) -> None:
-        sets = sorted(marginals)
         sizes = np.asarray(domain.sizes, dtype=np.int64)
         k = len(sets[0])
-        self.columns = np.array(sets, dtype=np.int64)
-        self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
-                                dtype=np.int64)
         cells = np.array([math.prod(domain.sizes[c] for c in s) for s in sets], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
         self.residuals = np.empty(int(cells.sum()), dtype=np.int32)
         self.possible = np.empty(int(cells.sum()), dtype=np.bool_)
         n = float(codes.shape[0])
-        for j, s in enumerate(sets):
-            self.possible[self.offsets[j]:self.offsets[j] + cells[j]] = marginals[s] >= MIN_PROBABILITY
-            target = rounded_counts(np.array([n]), marginals[s][None, :], rng)[0]
-            flat = np.ravel_multi_index(tuple(codes[:, c] for c in s), tuple(sizes[list(s)]))
+        self.valid = False
+        for j, s in enumerate(sets):  # one marginal at a time: the residuals are all that is kept
+            expected = distribution(model, [domain.names[c] for c in s])
+            if expected is None:
+                return
             start = self.offsets[j]
+            self.possible[start:start + cells[j]] = expected >= MIN_PROBABILITY
+            target = rounded_counts(np.array([n]), expected[None, :], rng)[0]
+            flat = np.ravel_multi_index(tuple(codes[:, c] for c in s), tuple(sizes[list(s)]))
             self.residuals[start:start + cells[j]] = np.bincount(flat, minlength=int(cells[j])) - target
+        self.valid = True
+        self.columns = np.array(sets, dtype=np.int64)
+        self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
+                                dtype=np.int64)
         holding = [[j for j, s in enumerate(sets) if c in s] for c in range(len(sizes))]
         self.sets_of_column = np.array(holding, dtype=np.int64)
         self.position = np.array([[sets[j].index(c) for j in holding[c]] for c in range(len(sizes))], dtype=np.int64)
@@ -165,10 +167,12 @@ def match_marginals(codes: np.ndarray, model: Model, domain: Domain, rng: np.ran
     """``codes`` (rows × ``domain``'s columns) adjusted so that their marginals on the target sets
     follow ``model``'s (see the module docstring); a new array, the input is left alone."""
     matched = np.array(codes, dtype=np.int64, order="C")
-    marginals = model_marginals(model, domain, target_sets(domain))
-    if not marginals or matched.shape[0] == 0:
+    sets = target_sets(domain)
+    if not sets or matched.shape[0] == 0:
         return matched
-    targets = _Targets(matched, domain, marginals, rng)
+    targets = _Targets(matched, model, domain, sets, rng)
+    if not targets.valid:
+        return matched
     sizes = np.asarray(domain.sizes, dtype=np.int64)
     score, left = targets.score(), MAX_STEPS
     with progress.counter("matching the model's marginals", MAX_ROUNDS) as advance:
