@@ -11,6 +11,7 @@ paths (``sample``, ``--sampling``) default to it.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -45,6 +46,12 @@ def test_target_sets_are_triples_then_pairs_within_the_cell_cap(monkeypatch):
     assert target_sets(wide) == list(itertools.combinations(range(20), 2))
     monkeypatch.setattr(matching, "MAX_CELLS", 2 * 3 * 4 + 2 * 3 * 5)  # room for the two smallest triples
     assert target_sets(five) == [(0, 1, 2), (0, 1, 3)]
+    model = random_model(STRUCTURES[0], seed=2)  # four columns, one of them in no target set left
+    monkeypatch.setattr(matching, "MAX_CELLS", min(math.prod(model.domain.sizes[:3]), math.prod(model.domain.sizes[1:])))
+    assert len(target_sets(model.domain)) == 1
+    codes = model.sample(1_000, np.random.default_rng(0), "iid")
+    matched = match_marginals(codes, model, model.domain, np.random.default_rng(0))
+    assert not np.array_equal(matched, codes)
 
 
 def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact():
@@ -62,7 +69,7 @@ def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact():
     sizes = np.asarray(domain.sizes, dtype=np.int64)
     for seed in range(4):
         matching._steps(codes, sizes, targets.columns, targets.strides, targets.offsets, targets.residuals,
-                        targets.possible, targets.sets_of_column, targets.position, 3_000, seed)
+                        targets.possible, targets.held, targets.sets_of_column, targets.position, 3_000, seed)
         scores.append(targets.score())
     assert all(after <= before for before, after in zip(scores, scores[1:])) and scores[-1] < 0.6 * scores[0]
     for j, s in enumerate(sets):

@@ -76,7 +76,8 @@ def distribution(model: Model, names: Sequence[str]) -> np.ndarray | None:
 
 class _Targets:
     """The residuals (table counts minus rounded targets) of every target set in one flat int32
-    array, with each set's columns, offset and strides, and for each column the sets holding it.
+    array, with each set's columns, offset and strides, and for each column the sets holding it
+    (the first ``held[c]`` entries of its row).
     ``valid`` is False when the model gave no distribution for a set (nothing else is then set)."""
 
     def __init__(self, codes: np.ndarray, model: Model, domain: Domain, sets: Sequence[tuple[int, ...]],
@@ -103,8 +104,12 @@ class _Targets:
         self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
                                 dtype=np.int64)
         holding = [[j for j, s in enumerate(sets) if c in s] for c in range(len(sizes))]
-        self.sets_of_column = np.array(holding, dtype=np.int64)
-        self.position = np.array([[sets[j].index(c) for j in holding[c]] for c in range(len(sizes))], dtype=np.int64)
+        self.held = np.array([len(h) for h in holding], dtype=np.int64)  # the cell cap may leave some out
+        self.sets_of_column = np.zeros((len(sizes), int(self.held.max())), dtype=np.int64)
+        self.position = np.zeros_like(self.sets_of_column)
+        for c, h in enumerate(holding):
+            self.sets_of_column[c, :len(h)] = h
+            self.position[c, :len(h)] = [sets[j].index(c) for j in h]
 
     def score(self) -> int:
         return int(np.abs(self.residuals).sum())
@@ -112,20 +117,22 @@ class _Targets:
 
 @numba.njit(cache=True)
 def _steps(codes: np.ndarray, sizes: np.ndarray, columns: np.ndarray, strides: np.ndarray, offsets: np.ndarray,
-           residuals: np.ndarray, possible: np.ndarray, sets_of_column: np.ndarray, position: np.ndarray,
-           steps: int, seed: int) -> int:
+           residuals: np.ndarray, possible: np.ndarray, held_by: np.ndarray, sets_of_column: np.ndarray,
+           position: np.ndarray, steps: int, seed: int) -> int:
     """``steps`` random (row, column) proposals, each moving the cell to its best value if that
     lowers the summed L1 residual and every cell it enters is ``possible``; the number of cells
     moved. Residuals are kept up to date."""
     np.random.seed(seed)
     rows, width = codes.shape
-    held = sets_of_column.shape[1]
-    base = np.empty(held, np.int64)
-    step = np.empty(held, np.int64)
+    base = np.empty(sets_of_column.shape[1], np.int64)
+    step = np.empty(sets_of_column.shape[1], np.int64)
     moved = 0
     for _ in range(steps):
         i = np.random.randint(rows)
         c = np.random.randint(width)
+        held = held_by[c]
+        if held == 0:
+            continue
         old = codes[i, c]
         leave = 0  # the change of the score from taking the row out of its cells
         for j in range(held):
@@ -136,7 +143,9 @@ def _steps(codes: np.ndarray, sizes: np.ndarray, columns: np.ndarray, strides: n
             step[j] = strides[s, position[c, j]]
             base[j] = cell - old * step[j]
             leave += -1 if residuals[cell] >= 1 else 1
-        if leave >= 0:
+            if leave - (held - 1 - j) >= 0:
+                break  # leaving cannot lower the score even if every set left had too many rows
+        if leave - (held - 1 - j) >= 0:
             continue
         best, best_value = 0, -1
         first = np.random.randint(sizes[c])
@@ -151,6 +160,8 @@ def _steps(codes: np.ndarray, sizes: np.ndarray, columns: np.ndarray, strides: n
                     change = held  # never into a cell the model gives no probability
                     break
                 change += 1 if residuals[cell] >= 0 else -1
+                if change - (held - 1 - j) >= best:
+                    break  # even if every set left were short of rows, this value could not win
             if change < best:
                 best, best_value = change, value
         if best_value >= 0:
@@ -179,7 +190,8 @@ def match_marginals(codes: np.ndarray, model: Model, domain: Domain, rng: np.ran
         for done in range(1, MAX_ROUNDS + 1):
             steps = min(matched.size, left)
             _steps(matched, sizes, targets.columns, targets.strides, targets.offsets, targets.residuals,
-                   targets.possible, targets.sets_of_column, targets.position, steps, int(rng.integers(2**31)))
+                   targets.possible, targets.held, targets.sets_of_column, targets.position, steps,
+                   int(rng.integers(2**31)))
             before, score, left = score, targets.score(), left - steps
             advance(done)
             if before - score < STOP_GAIN * before or left == 0:
