@@ -327,9 +327,9 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
                                                                          (args.synthetic, "synthetic"))]
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
-        evaluation = api.evaluate(*sources, args.description, missing_markers=_markers(args), target=args.target,
-                                  seed=args.seed, report=args.report, json_path=args.json, force=args.force,
-                                  progress=progress)
+        evaluation = api.evaluate(sources[0], sources[1], args.description, missing_markers=_markers(args),
+                                  target=args.target, seed=args.seed, report=args.report, json_path=args.json,
+                                  force=args.force, progress=progress)
     finally:
         for source in sources:
             source.close()

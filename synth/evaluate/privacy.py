@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import pairwise_distances_argmin_min
 
-from synth.evaluate.features import fit_features
 from synth.evaluate.counted import Counts
+from synth.evaluate.features import fit_features
 from synth.evaluate.fidelity import choose_marginals, count_cells, table_counts
 from synth.evaluate.tables import Split, Tables, sample_rows
 

@@ -22,6 +22,7 @@ from typing import TypeAlias
 import numpy as np
 import pandas as pd
 
+from synth.backends.base import CountingTable
 from synth.cells import parse_values, text_counts
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.encoding import encode_parsed
@@ -29,7 +30,6 @@ from synth.errors import DataError
 from synth.evaluate.counted import Counts, backend_counts, open_counting, sample_positions
 from synth.evaluate.discretisation import draft_discretisation
 from synth.kinds import NUMERIC_KINDS, Kind
-from synth.backends.base import CountingTable
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.tableio import read_table_chunks

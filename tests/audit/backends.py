@@ -69,7 +69,7 @@ def boundary_row_twice(table: CountingTable) -> CountingTable:
     from synth.backends.duckdb_table import DuckDBTable
 
     assert isinstance(table, DuckDBTable)
-    connection = table._con  # noqa: SLF001 - a planted bug reaches inside on purpose
+    connection = table._con
     connection.execute(f"INSERT INTO rows SELECT * FROM rows WHERE rowid = {ROWS}")
     return table
 
