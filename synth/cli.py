@@ -80,14 +80,15 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
                         "default: $SPARK_REMOTE, else $MASTER, else local[*]")
 
 
-def _source(args: argparse.Namespace, progress: Progress):
-    """The data file with its counting backend; which backend runs is said on the console."""
+def _source(args: argparse.Namespace, progress: Progress, path: Path | None = None, which: str = ""):
+    """The data file (``path``, else ``args.data``) with its counting backend; which backend runs is
+    said on the console (for the ``which`` table, when given)."""
     from synth.backends.source import TableSource
 
-    source = TableSource(str(args.data), args.backend, args.spark_master)
+    source = TableSource(str(args.data if path is None else path), args.backend, args.spark_master)
     backend, why = source.resolved()
     if backend != "memory" or (args.backend == "auto" and why.startswith("the file is")):
-        progress.message(f"counting backend: {backend} ({why})")
+        progress.message(f"counting backend{f' for the {which} table' if which else ''}: {backend} ({why})")
     return source
 
 
@@ -169,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the samples the metrics draw (default 0)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing (repeatable)")
+    _add_backend(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
     return parser
@@ -323,9 +325,15 @@ def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
-    evaluation = api.evaluate(args.original, args.synthetic, args.description, missing_markers=_markers(args),
-                              target=args.target, seed=args.seed, report=args.report, json_path=args.json,
-                              force=args.force, progress=progress)
+    sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
+                                                                         (args.synthetic, "synthetic"))]
+    try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
+        evaluation = api.evaluate(sources[0], sources[1], args.description, missing_markers=_markers(args),
+                                  target=args.target, seed=args.seed, report=args.report, json_path=args.json,
+                                  force=args.force, progress=progress)
+    finally:
+        for source in sources:
+            source.close()
     _print_evaluation(evaluation, args.report, args.json)  # the results, even with --quiet
 
 

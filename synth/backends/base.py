@@ -100,6 +100,11 @@ class CountingTable(ABC):
         """The table's codes under ``schema`` and what encoding changed (exact: console only)."""
 
     @abstractmethod
+    def row_count(self) -> int:
+        """How many rows the table has (exact and private: for the evaluation, which is not DP and is for
+        the data owner, never for a release)."""
+
+    @abstractmethod
     def close(self) -> None:
         """Let go of what the backend holds (connections, cached tables)."""
 
@@ -121,6 +126,9 @@ class MemoryTable(CountingTable):
 
     def column_cells(self, name: str) -> Cells:
         return Cells(self._df[name])
+
+    def row_count(self) -> int:
+        return int(self._df.shape[0])
 
     def encode(self, schema: Schema) -> tuple[EncodedRows, EncodingReport]:
         codes, report = schema.encode(self._df)

@@ -108,6 +108,9 @@ class DuckDBTable(DistinctCellsTable):
     def is_empty(self) -> bool:
         return self._con.execute("SELECT count(*) FROM (SELECT 1 FROM rows LIMIT 1)").fetchone()[0] == 0
 
+    def row_count(self) -> int:
+        return int(self._con.execute("SELECT count(*) FROM rows").fetchone()[0])
+
     def _distinct_table(self, name: str) -> str:
         """The temporary table of ``name``'s distinct cells: value v, rows n, and id (its rank by value)."""
         table = self._distinct.get(name)

@@ -117,6 +117,9 @@ class SparkTable(DistinctCellsTable):
     def is_empty(self) -> bool:
         return self._rows.limit(1).count() == 0
 
+    def row_count(self) -> int:
+        return int(self._rows.count())
+
     def _distinct_table(self, name: str):
         """``name``'s distinct cells, cached in Spark: value v, rows n, and id (its rank by value)."""
         from pyspark.sql import Window

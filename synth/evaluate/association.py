@@ -6,7 +6,8 @@ is a category), and the correlation ratio η for a numeric and a categorical col
 use the rows where both values are present; for Spearman each column is ranked once over its
 present values (so it equals the textbook coefficient when neither column has missing values).
 Cramér's V is left undefined (NaN) for a pair of categorical columns with more than
-``fidelity.DENSE_CELLS`` cells together. Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
+``fidelity.DENSE_CELLS`` cells together. Cramér's V counts every row (``Table.counted``); the
+others read the rows ``Table`` holds (a sample of a large table counted on a backend). Values lie in [−1, 1] (Pearson, Spearman) or [0, 1]
 (Cramér's V, η). Computed on the original data: NOT differentially private.
 """
 
@@ -73,7 +74,7 @@ class Associations:
 
 def associations(table: Table, tables: Tables) -> Associations:
     """Every pair's association in ``table`` (the original or the synthetic of ``tables``)."""
-    schema = tables.schema
+    schema, counted = tables.schema, table.counted
     d = len(schema.columns)
     main, spearman = np.full((d, d), math.nan), np.full((d, d), math.nan)
     ranks = {j: rankdata(v, nan_policy="omit") for j, v in table.values.items()}  # NaN stays NaN
@@ -92,7 +93,8 @@ def associations(table: Table, tables: Tables) -> Associations:
             codes = table.codes[:, category] if rows is None else table.codes[rows, category]
             main[i, j] = main[j, i] = correlation_ratio(codes, values[numeric], schema.columns[category].size)
         elif schema.sizes[i] * schema.sizes[j] <= DENSE_CELLS:  # wider pairs are left undefined (NaN)
-            joint = marginal_counts(table.codes, schema.sizes, (i, j)).reshape(schema.sizes[i], schema.sizes[j])
+            joint = marginal_counts(counted.codes, schema.sizes, (i, j), counted.weights).reshape(
+                schema.sizes[i], schema.sizes[j])
             main[i, j] = main[j, i] = cramers_v(joint.astype(float))
     return Associations(main, spearman)
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 from synth.description import Description
 from synth.evaluate.association import AssociationComparison, compare_associations
 from synth.evaluate.discretisation import DRAFTED, RELEASE
-from synth.evaluate.fidelity import MarginalErrors, kmarginal_score, ks_statistic, marginal_errors
+from synth.evaluate.fidelity import MarginalErrors, count_cells, kmarginal_score, ks_statistic, marginal_errors
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
 from synth.evaluate.projection import Projection, project
 from synth.evaluate.queries import QueryErrors, query_errors
@@ -210,8 +210,9 @@ def _finite_or_none(value: float) -> float | None:
 
 def _columns(tables: Tables, ks_of_values: bool = True) -> tuple[ColumnFidelity, ...]:
     schema, out = tables.schema, []
+    counted = (tables.original.counted, tables.synthetic.counted)
     for j, column in enumerate(schema.columns):
-        shares = [np.bincount(t.codes[:, j], minlength=column.size) / t.rows for t in (tables.original, tables.synthetic)]
+        shares = [count_cells(c.codes[:, j], c.weights, column.size) / c.rows for c in counted]
         ks = None
         if ks_of_values and j in tables.original.values:
             a, b = (t.values[j] for t in (tables.original, tables.synthetic))
@@ -238,7 +239,9 @@ def evaluate_tables(tables: Tables, target: str | None = None, seed: int = 0,
 
 def _marginals(tables: Tables, rng: np.random.Generator, progress: Progress) -> tuple[MarginalErrors, ...]:
     """The 1-, 2- and 3-way marginal TVDs (as many ways as the table has columns)."""
-    return tuple(marginal_errors(tables.original.codes, tables.synthetic.codes, tables.schema.sizes, k, rng)
+    original, synthetic = tables.original.counted, tables.synthetic.counted
+    return tuple(marginal_errors(original.codes, synthetic.codes, tables.schema.sizes, k, rng,
+                                 (original.weights, synthetic.weights))
                  for k in progress.track(range(1, min(3, len(tables.schema.columns)) + 1), "k-way marginals"))
 
 
@@ -267,11 +270,11 @@ def _evaluate_tables(tables: Tables, target: str | None, seed: int, progress: Pr
     privacy = privacy_diagnostics(tables, split, rng)
     notes = list(tables.notes)
     notes.extend(f"{m.k}-way marginals: {m.tvds.size} of {m.total} scored, a uniform sample (the cap for "
-                 f"{tables.original.rows + tables.synthetic.rows:,} rows in all is {m.cap})." for m in marginals if m.sampled)
+                 f"{tables.original.total_rows + tables.synthetic.total_rows:,} rows in all is {m.cap})." for m in marginals if m.sampled)
     if target is None:
         notes.append("No --target given: ML utility was not measured.")
     return Evaluation(columns, marginals, associations, projection, queries, utility, privacy,
-                      tables.original.rows, tables.synthetic.rows, tuple(notes), seed,
+                      tables.original.total_rows, tables.synthetic.total_rows, tuple(notes), seed,
                       drafted_from=tables.drafted_from, not_scored=dict(tables.not_scored),
                       release_schema=release_schema)
 

@@ -1,8 +1,10 @@
 """Fidelity metrics: total-variation distance of k-way marginals, SDNist's k-marginal score, and
 Kolmogorov–Smirnov statistics.
 
-Marginal inputs are code matrices of the original and the synthetic table under one schema. Each
-k-way marginal is counted over every row. When a table has more k-way marginals than its cap, a
+Marginal inputs are code matrices of the original and the synthetic table under one schema, each
+row standing for one row or, with weights, for ``weights[i]`` rows (the distinct code rows a
+counting backend returns); counts are the same either way. Each k-way marginal is counted over
+every row. When a table has more k-way marginals than its cap, a
 uniform random sample of that many is scored and the sample size is reported with the result. The
 cap is ``MAX_MARGINALS``; for k ≥ 3 it is lowered for long tables so that one k reads at most
 ``ROW_BUDGET`` rows in all (for two tables of 1,000,000 rows: 100 marginals), never below
@@ -27,24 +29,39 @@ KMARGINAL_SCALE = 1000.0
 DENSE_CELLS = 1 << 22  # marginals with more cells are counted over the cells some row falls in
 
 
-def marginal_counts(codes: np.ndarray, sizes: Sequence[int], positions: Sequence[int]) -> np.ndarray:
+Weights = np.ndarray | None  # rows per code row (None: one each)
+
+
+def count_cells(flat: np.ndarray, weights: Weights, cells: int) -> np.ndarray:
+    """Rows per cell (int64) of flat cell indices, each index standing for ``weights[i]`` rows when given."""
+    if weights is None:
+        return np.bincount(flat, minlength=cells)
+    return np.bincount(flat, weights=weights, minlength=cells).astype(np.int64)  # whole numbers below 2**53: exact
+
+
+def marginal_counts(codes: np.ndarray, sizes: Sequence[int], positions: Sequence[int],
+                    weights: Weights = None) -> np.ndarray:
     """Row counts of every cell of the columns at ``positions`` (flattened, C order)."""
-    return np.bincount(_flat_codes(codes, sizes, positions), minlength=int(np.prod([sizes[p] for p in positions])))
+    return count_cells(_flat_codes(codes, sizes, positions), weights, int(np.prod([sizes[p] for p in positions])))
 
 
-def aligned_counts(flats: Sequence[np.ndarray], cells: int) -> list[np.ndarray]:
+def aligned_counts(flats: Sequence[np.ndarray], cells: int,
+                   weights: Sequence[Weights] | None = None) -> list[np.ndarray]:
     """Row counts per cell of each table's flat cell indices, on common cells: all ``cells`` when
     there are at most DENSE_CELLS, else only the cells that some table's rows fall in."""
+    each = list(weights) if weights is not None else [None] * len(flats)
     if cells <= DENSE_CELLS:
-        return [np.bincount(flat, minlength=cells) for flat in flats]
+        return [count_cells(flat, w, cells) for flat, w in zip(flats, each, strict=True)]
     occupied, inverse = np.unique(np.concatenate(flats), return_inverse=True)
     pieces = np.split(inverse, np.cumsum([flat.size for flat in flats])[:-1])
-    return [np.bincount(piece, minlength=occupied.size) for piece in pieces]
+    return [count_cells(piece, w, occupied.size) for piece, w in zip(pieces, each, strict=True)]
 
 
-def table_counts(tables: Sequence[np.ndarray], sizes: Sequence[int], positions: Sequence[int]) -> list[np.ndarray]:
+def table_counts(tables: Sequence[np.ndarray], sizes: Sequence[int], positions: Sequence[int],
+                 weights: Sequence[Weights] | None = None) -> list[np.ndarray]:
     """``aligned_counts`` of the marginal over ``positions`` in each code matrix of ``tables``."""
-    return aligned_counts([_flat_codes(t, sizes, positions) for t in tables], int(np.prod([sizes[p] for p in positions])))
+    return aligned_counts([_flat_codes(t, sizes, positions) for t in tables],
+                          int(np.prod([sizes[p] for p in positions])), weights)
 
 
 def choose_marginals(columns: int, k: int, rng: np.random.Generator,
@@ -66,11 +83,17 @@ def _flat_codes(codes: np.ndarray, sizes: Sequence[int], positions: Sequence[int
     return flat
 
 
+def _rows(codes: np.ndarray, weights: Weights) -> int:
+    return int(codes.shape[0]) if weights is None else int(weights.sum())
+
+
 def tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
-         marginals: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """TVD of each marginal in ``marginals``; the cell index of a shared prefix of consecutive
-    marginals (as in lexicographic order) is computed once."""
+         marginals: Sequence[tuple[int, ...]], weights: tuple[Weights, Weights] = (None, None)) -> np.ndarray:
+    """TVD of each marginal in ``marginals`` (code rows weighted by ``weights``, original's and
+    synthetic's); the cell index of a shared prefix of consecutive marginals (as in lexicographic
+    order) is computed once."""
     out = np.empty(len(marginals))
+    totals = (max(_rows(original, weights[0]), 1), max(_rows(synthetic, weights[1]), 1))
     prefix: tuple[int, ...] | None = None
     heads: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
     for i, positions in enumerate(marginals):
@@ -80,8 +103,8 @@ def tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
                 np.zeros(original.shape[0], dtype=np.int64), np.zeros(synthetic.shape[0], dtype=np.int64))
         last = positions[-1]
         counts = aligned_counts([head * sizes[last] + codes[:, last] for head, codes in zip(heads, (original, synthetic))],
-                                int(np.prod([sizes[p] for p in positions])))
-        out[i] = 0.5 * float(np.abs(counts[0] / max(original.shape[0], 1) - counts[1] / max(synthetic.shape[0], 1)).sum())
+                                int(np.prod([sizes[p] for p in positions])), weights)
+        out[i] = 0.5 * float(np.abs(counts[0] / totals[0] - counts[1] / totals[1]).sum())
     return out
 
 
@@ -135,8 +158,9 @@ def marginal_cap(rows: int, k: int) -> int:
 
 
 def marginal_errors(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int,
-                    rng: np.random.Generator) -> MarginalErrors:
-    """TVD over the k-way marginals (a uniform sample above ``marginal_cap``)."""
-    cap = marginal_cap(original.shape[0] + synthetic.shape[0], k)
+                    rng: np.random.Generator, weights: tuple[Weights, Weights] = (None, None)) -> MarginalErrors:
+    """TVD over the k-way marginals (a uniform sample above ``marginal_cap``, which depends on the
+    rows the code rows stand for, so weighted and unweighted code rows score the same marginals)."""
+    cap = marginal_cap(_rows(original, weights[0]) + _rows(synthetic, weights[1]), k)
     chosen = choose_marginals(len(sizes), k, rng, cap)
-    return MarginalErrors(k, tvds(original, synthetic, sizes, chosen), math.comb(len(sizes), k), cap)
+    return MarginalErrors(k, tvds(original, synthetic, sizes, chosen, weights), math.comb(len(sizes), k), cap)

@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import pairwise_distances_argmin_min
 
+from synth.evaluate.counted import Counts
 from synth.evaluate.features import fit_features
-from synth.evaluate.fidelity import choose_marginals, table_counts
+from synth.evaluate.fidelity import choose_marginals, count_cells, table_counts
 from synth.evaluate.tables import Split, Tables, sample_rows
 
 DCR_QUERIES = 2_000
@@ -78,13 +79,30 @@ def _nearest(reference: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return pairwise_distances_argmin_min(queries, reference)[1]
 
 
+def _share(hashes: np.ndarray, weights: np.ndarray | None, within: np.ndarray) -> float:
+    """The share of rows (code-row hashes, each ``weights[i]`` rows when given) whose hash is ``within``."""
+    found = np.isin(hashes, within)
+    return float(found.mean()) if weights is None else float(weights[found].sum()) / float(weights.sum())
+
+
+def _reference_hashes(original: Counts, holdout: np.ndarray) -> np.ndarray:
+    """The hashes of the code rows held by some reference row: every original row but the held-out ones."""
+    every, held = _row_hashes(original.codes), _row_hashes(holdout)
+    distinct, inverse = np.unique(np.concatenate([every, held]), return_inverse=True)
+    rows = count_cells(inverse[:every.size], original.weights, distinct.size)
+    return distinct[rows - np.bincount(inverse[every.size:], minlength=distinct.size) > 0]
+
+
 def privacy_diagnostics(tables: Tables, split: Split, rng: np.random.Generator) -> PrivacyDiagnostics:
-    """Exact matches, distances to the closest record and rare-combination reproduction."""
+    """Exact matches, distances to the closest record and rare-combination reproduction. The held-out
+    rows are of the rows ``tables.original`` holds; the reference is every other original row, so exact
+    matches and the rare cells count every row (``Table.counted``), sampled or not."""
     schema, original, synthetic = tables.schema, tables.original, tables.synthetic
-    reference_codes = original.codes[split.reference]
-    reference_hashes = _row_hashes(reference_codes)
-    exact = {"synthetic": float(np.isin(_row_hashes(synthetic.codes), reference_hashes).mean()),
-             "holdout": float(np.isin(_row_hashes(original.codes[split.holdout]), reference_hashes).mean())}
+    holdout_codes = original.codes[split.holdout]
+    counted = original.counted
+    reference_hashes = _reference_hashes(counted, holdout_codes)
+    exact = {"synthetic": _share(_row_hashes(synthetic.counted.codes), synthetic.counted.weights, reference_hashes),
+             "holdout": _share(_row_hashes(holdout_codes), None, reference_hashes)}
 
     columns = range(len(schema.columns))
     reference = sample_rows(split.reference, DCR_REFERENCE, rng)
@@ -102,11 +120,13 @@ def privacy_diagnostics(tables: Tables, split: Split, rng: np.random.Generator) 
     rare_total = 0
     present = {"synthetic": 0, "holdout": 0}
     for positions in marginals:
-        counts, *found = table_counts([reference_codes, *samples.values()], schema.sizes, positions)
+        every, held, *found = table_counts([counted.codes, holdout_codes, *samples.values()], schema.sizes, positions,
+                                           [counted.weights, None, *(None for _ in samples)])
+        counts = every - held  # the reference rows'
         rare = (counts >= 1) & (counts <= RARE_MAX_ROWS)
         rare_total += int(rare.sum())
         for which, sample_counts in zip(samples, found):
             present[which] += int((rare & (sample_counts > 0)).sum())
     reproduced = {which: (count / rare_total if rare_total else 0.0) for which, count in present.items()}
     return PrivacyDiagnostics(exact, dcr, int(reference.size), rare_total, reproduced, len(marginals), sample,
-                              int(split.holdout.size), int(split.reference.size))
+                              int(split.holdout.size), counted.rows - int(split.holdout.size))

@@ -6,7 +6,7 @@ boolean column in a random non-empty subset of its codes. A query's answer is th
 satisfy it, so tables of different sizes compare; its error is the absolute difference between the
 two tables' answers. The queries draw their columns from ``COLUMN_SETS`` random sets of columns
 (each with at most ``MAX_CELLS`` cells), whose marginal counts over every row are computed once, so
-each query is answered exactly from counts. Reads the original data: NOT differentially private.
+each query is answered exactly from counts (of every row: ``Table.counted``). Reads the original data: NOT differentially private.
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ def query_errors(tables: Tables, rng: np.random.Generator, count: int = QUERIES)
     """Answer ``count`` random queries on both tables."""
     schema = tables.schema
     sets = column_sets(schema, rng)
-    counts = {which: [marginal_counts(table.codes, schema.sizes, c).reshape([schema.sizes[j] for j in c])
-                      for c in sets] for which, table in (("original", tables.original), ("synthetic", tables.synthetic))}
+    counts = {which: [marginal_counts(counted.codes, schema.sizes, c, counted.weights).reshape([schema.sizes[j] for j in c])
+                      for c in sets]
+              for which, counted in (("original", tables.original.counted), ("synthetic", tables.synthetic.counted))}
     answers: dict[str, list[float]] = {"original": [], "synthetic": []}
     predicates = []
     for _ in range(count):

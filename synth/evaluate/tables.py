@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 
+from synth.backends.base import CountingTable
 from synth.cells import parse_values, text_counts
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.encoding import encode_parsed
 from synth.errors import DataError
+from synth.evaluate.counted import Counts, backend_counts, open_counting, sample_positions
 from synth.evaluate.discretisation import draft_discretisation
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
@@ -44,16 +46,32 @@ TableLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 
 @dataclass(frozen=True)
 class Table:
-    """One table on the evaluation's schema: codes of every cell and values of numeric columns."""
+    """One table on the evaluation's schema: codes and numeric values of its rows (every row, or a
+    uniform sample of them: ``sampled``) and, in ``counted``, the code rows of every row."""
 
     codes: np.ndarray  # rows × columns, int32, column-major
     values: dict[int, np.ndarray]  # column position → float values (NaN: missing or unreadable)
     chunks: int  # how many pieces the table was read in
     unlisted: np.ndarray  # per column, the share of non-missing cells that are not among its categories
+    counts: Counts | None = None  # every row's code rows when ``codes`` holds a sample (or a backend counted them)
 
     @property
     def rows(self) -> int:
+        """The rows held in ``codes`` and ``values``."""
         return int(self.codes.shape[0])
+
+    @property
+    def counted(self) -> Counts:
+        """The code rows of every row of the table, for counting."""
+        return self.counts if self.counts is not None else Counts(self.codes)
+
+    @property
+    def total_rows(self) -> int:
+        return self.counted.rows
+
+    @property
+    def sampled(self) -> bool:
+        return self.rows < self.total_rows
 
 
 @dataclass(frozen=True)
@@ -92,12 +110,18 @@ def sample_rows(rows: int | np.ndarray, cap: int, rng: np.random.Generator) -> n
     return np.sort(rng.choice(pool, size=cap, replace=False)) if pool.size > cap else pool
 
 
-def _chunks(table: TableLike, markers: tuple[str, ...]) -> Iterator[pd.DataFrame]:
-    if isinstance(table, pd.DataFrame):
-        for start in range(0, max(len(table), 1), CHUNK_ROWS):
-            yield table.iloc[start:start + CHUNK_ROWS]
-    else:
-        yield from read_table_chunks(table, CHUNK_ROWS, markers)
+def _chunks(table: TableLike, markers: tuple[str, ...], keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
+    """The table's rows in pieces of at most CHUNK_ROWS (only the rows at positions ``keep``, sorted, when given)."""
+    pieces = ((table.iloc[start:start + CHUNK_ROWS] for start in range(0, max(len(table), 1), CHUNK_ROWS))
+              if isinstance(table, pd.DataFrame) else read_table_chunks(table, CHUNK_ROWS, markers))
+    start = 0
+    for chunk in pieces:
+        if keep is None:
+            yield chunk
+            continue
+        wanted = keep[np.searchsorted(keep, start):np.searchsorted(keep, start + len(chunk))] - start
+        start += len(chunk)
+        yield chunk.iloc[wanted]
 
 
 def _name(table: TableLike, which: str) -> str:
@@ -228,12 +252,13 @@ class _Reading:
 
 
 def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], which: str,
-          progress: Progress) -> list[Table]:
-    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``); a numeric column
-    read alike on several schemas is parsed and held once."""
+          progress: Progress, keep: np.ndarray | None = None) -> list[Table]:
+    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``; only the rows at
+    positions ``keep`` when given); a numeric column read alike on several schemas is parsed and held once."""
     readings = [_Reading(schema, [], np.zeros((3, len(schema.columns)))) for schema in schemas]
     pieces: dict[Parse, list[np.ndarray]] = {}
-    for chunk in progress.track(_chunks(table, markers), f"reading the {which} table"):
+    what = f"reading the {which} table" + ("" if keep is None else f" (a sample of {keep.size:,} rows)")
+    for chunk in progress.track(_chunks(table, markers, keep), what):
         parsed: dict[Parse, tuple[np.ndarray, np.ndarray]] = {}
         for reading in readings:
             reading.add(chunk, parsed)
@@ -241,6 +266,16 @@ def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], whi
             pieces.setdefault(key, []).append(values)
     joined = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
     return [reading.table(which, joined) for reading in readings]
+
+
+def _counted_note(which: str, backend: str, table: Table) -> str:
+    """Which scores of a table counted on a backend are exact and which read a sample of its rows."""
+    rows = (f"all {table.rows:,} of its rows" if not table.sampled else
+            f"a uniform random sample of {table.rows:,} of its {table.total_rows:,} rows")
+    return (f"The {which} table was counted on the {backend} backend: column and marginal TVDs, the query "
+            "workload, Cramér's V, exact matches and the reference counts of rare combinations count every "
+            f"row; KS, Pearson, Spearman and η, the PCA, ML utility, distances to the closest record and the "
+            f"rare-combination samples read {rows}.")
 
 
 def _not_scored(original: list[str], release: Schema | None, set_apart: dict[str, str]) -> dict[str, str]:
@@ -261,8 +296,24 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
     a ``target`` that is not a column), before any other work.
 
     Both are put on a discretisation drafted from the original (``discretisation``) and, when the
-    release's ``schema`` is given, on that schema too (``Tables.release``)."""
+    release's ``schema`` is given, on that schema too (``Tables.release``). A table given as a
+    ``TableSource`` on a backend other than memory is counted there (``counted``): its rows held
+    for the row-based scores are then a uniform sample of at most ``ROW_SAMPLE``."""
     markers = schema.missing_markers if schema is not None else missing_markers
+    opened: dict[str, CountingTable] = {}
+    try:
+        for which, table in (("original", original), ("synthetic", synthetic)):
+            counting = open_counting(table, markers)
+            if counting is not None:
+                opened[which] = counting
+        return _load(original, synthetic, schema, markers, target, seed, progress, opened)
+    finally:
+        for counting in opened.values():
+            counting.close()
+
+
+def _load(original: TableLike, synthetic: TableLike, schema: Schema | None, markers: tuple[str, ...],
+          target: str | None, seed: int, progress: Progress, opened: dict[str, CountingTable]) -> Tables:
     header = _header(original, markers)
     _check_columns(header, _header(synthetic, markers), schema, target)
     names = list(header if schema is None else schema.names)
@@ -283,7 +334,9 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
     if not_scored:
         notes.append(f"Not evaluated: column(s) {list(not_scored)} (the reasons are listed with the columns).")
     schemas = [drafted.schema] + ([schema] if schema is not None else [])
-    tables = {which: _read(table, schemas, markers, which, progress)
+    positions = np.random.default_rng([seed, 2])  # its own stream: the metrics draw theirs from ``seed``
+    keep = {which: sample_positions(counting.row_count(), positions) for which, counting in opened.items()}
+    tables = {which: _read(table, schemas, markers, which, progress, keep.get(which))
               for which, table in (("original", original), ("synthetic", synthetic))}
     for j, column in enumerate(drafted.schema.columns):
         if tables["synthetic"][0].unlisted[j] > MAX_INVALID_SHARE >= tables["original"][0].unlisted[j]:
@@ -298,6 +351,10 @@ def load_tables(original: TableLike, synthetic: TableLike, schema: Schema | None
         if tables[which][0].chunks > 1:
             notes.append(f"The {which} table was read in {tables[which][0].chunks} pieces of at most "
                          f"{CHUNK_ROWS:,} rows, each encoded before the next was read ({_name(table, which)}).")
+    for which, counting in opened.items():  # after the checks: counting every row is the long part
+        counted = backend_counts(counting, schemas, which, progress)
+        tables[which] = [replace(t, counts=c) for t, c in zip(tables[which], counted, strict=True)]
+        notes.append(_counted_note(which, counting.backend, tables[which][0]))
     release = None if schema is None else Tables(schema, tables["original"][1], tables["synthetic"][1], ())
     return Tables(drafted.schema, tables["original"][0], tables["synthetic"][0], tuple(notes), not_scored, release,
                   source)

@@ -516,20 +516,31 @@ class EngineSetup:
         return self.statistic is chosen_database
 
 
-def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -> Sample:
+CodeRows = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]  # a table -> the Curator's codes, weights
+
+
+def in_memory(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The table's rows as they are (the memory backend)."""
+    return codes, None
+
+
+def engine_runs(setup: EngineSetup, neighbouring: Neighbouring, noise: NoiseFactory, runs: int,
+                code_rows: CodeRows = in_memory) -> Sample:
     """The engine's whole pipeline (``describe`` through a ``Curator``) on the tiny table and its
-    neighbour, a fresh accountant and noise source per run. Statistic: the setup's."""
+    neighbour, a fresh accountant and noise source per run; ``code_rows`` gives the Curator each
+    table's code rows (a counting backend's distinct code rows and weights). Statistic: the setup's."""
     engine = make_engine(setup.engine, setup.options)
     first = setup.table(setup.columns)
     tables = (first, neighbour(first, setup.relation))
+    counted = [code_rows(codes) for codes in tables]  # counted once: a backend's counts are exact
     domain = Domain(NAMES[:setup.columns], SIZES[:setup.columns])
     template = Accountant(Budget(setup.epsilon, setup.delta))  # copied: a zCDP budget takes ms to set up
     statistics: list[list[float]] = [[], []]
     claims = []
     for run in range(runs):
-        for part, codes in enumerate(tables):
+        for part, (codes, weights) in enumerate(counted):
             accountant = copy.deepcopy(template)
-            curator = Curator(codes, domain, CountRelease(accountant, noise(2 * run + part), neighbouring))
+            curator = Curator(codes, domain, CountRelease(accountant, noise(2 * run + part), neighbouring), weights)
             statistics[part].append(setup.statistic(engine.describe(curator, SILENT), *tables))
             claims.append(spent_claim(accountant))
     return Sample(np.array(statistics[0]), np.array(statistics[1]), largest(claims))

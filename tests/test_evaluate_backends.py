@@ -1,0 +1,111 @@
+"""`synth evaluate` counted on a backend gives the memory path's evaluation: the same JSON (but for
+the notes saying where the tables were counted) for CSV and Parquet, with and without a release's
+Description; above the row sample's cap, every count-based score still counts every row, and the
+notes say which scores read a sample and how large it is."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from backend_cases import ADULT
+
+from synth import api
+from synth.backends.source import TableSource
+from synth.cli import main
+from synth.evaluate import counted
+
+pytest.importorskip("duckdb")
+ROWS = 3000
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    """An original (a slice of the demo table with a float, a date and missing cells) and a synthetic
+    table unlike it (resampled, a third of its columns shuffled, some values new), as CSV and Parquet,
+    and a seeded release of the original."""
+    folder = tmp_path_factory.mktemp("evaluate")
+    original = pd.read_csv(ADULT, dtype=str, keep_default_na=False).iloc[:ROWS].copy()
+    rng = np.random.default_rng(0)
+    original["ratio"] = [f"{v:.4f}" for v in rng.gamma(2.0, 1.5, ROWS)]
+    original["seen"] = (pd.Timestamp("2019-01-01") + pd.to_timedelta(rng.integers(0, 700, ROWS), unit="D")).astype(str)
+    original.loc[::7, "age"] = ""
+    synthetic = original.sample(n=2500, replace=True, random_state=1).reset_index(drop=True)
+    for name in synthetic.columns[::3]:
+        synthetic[name] = synthetic[name].sample(frac=1, random_state=2).to_numpy()
+    synthetic.loc[::11, "occupation"] = "Astronaut"
+    out: dict[str, Path] = {}
+    for which, df in (("original", original), ("synthetic", synthetic)):
+        df.to_csv(folder / f"{which}.csv", index=False)
+        df.to_parquet(folder / f"{which}.parquet")
+        out[f"{which}.csv"], out[f"{which}.parquet"] = folder / f"{which}.csv", folder / f"{which}.parquet"
+    api.run(out["original.csv"], folder / "release", epsilon=2.0, engine="independent", seed=0, rows=2000,
+            report_to=None)
+    out["description"] = folder / "release" / "description.json"
+    out["release.csv"] = folder / "release" / "synthetic.csv"
+    return out
+
+
+def evaluation(original: Path, synthetic: Path, backend: str, description: Path | None = None) -> dict[str, Any]:
+    wrap = (lambda p: p) if backend == "plain" else (lambda p: TableSource(str(p), backend))
+    return api.evaluate(wrap(original), wrap(synthetic), description, target="income", seed=3).to_dict()
+
+
+def counted_notes(result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The evaluation without the notes on backends, and those notes."""
+    notes = [n for n in result["notes"] if "backend" in n]
+    return {**result, "notes": [n for n in result["notes"] if "backend" not in n]}, notes
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_duckdb_gives_the_memory_evaluation(form: str, files: dict[str, Path]) -> None:
+    original, synthetic = files[f"original.{form}"], files[f"synthetic.{form}"]
+    memory = evaluation(original, synthetic, "plain")
+    assert memory == evaluation(original, synthetic, "memory")
+    on_duckdb, notes = counted_notes(evaluation(original, synthetic, "duckdb"))
+    assert on_duckdb == memory
+    assert len(notes) == 2 and all("duckdb backend" in n and "all 3,000" in notes[0] for n in notes)
+
+
+def test_duckdb_gives_the_memory_evaluation_of_a_release(files: dict[str, Path]) -> None:
+    memory = evaluation(files["original.csv"], files["release.csv"], "plain", files["description"])
+    assert memory["fidelity"]["release_schema"] is not None
+    assert counted_notes(evaluation(files["original.csv"], files["release.csv"], "duckdb", files["description"]))[0] == memory
+
+
+def test_a_sampled_table_still_counts_every_row(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = evaluation(files["original.parquet"], files["synthetic.parquet"], "plain")
+    monkeypatch.setattr(counted, "ROW_SAMPLE", 1000)
+    sampled, notes = counted_notes(evaluation(files["original.parquet"], files["synthetic.parquet"], "duckdb"))
+    assert sampled["rows"] == memory["rows"] == {"original": ROWS, "synthetic": 2500}
+    for part in ("columns", "marginals"):  # counts of every row: exactly the memory path's
+        exact = {name: {k: v for k, v in scores.items() if k != "ks"} for name, scores in memory["fidelity"][part].items()}
+        assert {name: {k: v for k, v in scores.items() if k != "ks"}
+                for name, scores in sampled["fidelity"][part].items()} == exact
+    assert sampled["utility"]["queries"] == memory["utility"]["queries"]
+    assert sampled["fidelity"]["pca"]["fit_rows"] == 1000 < memory["fidelity"]["pca"]["fit_rows"]
+    assert sampled["privacy"]["holdout_rows"] == 200  # a fifth of the sample
+    assert sampled["privacy"]["reference_rows"] == ROWS - 200  # every other original row
+    assert sampled["fidelity"]["columns"]["ratio"]["ks"] != memory["fidelity"]["columns"]["ratio"]["ks"]
+    assert "a uniform random sample of 1,000 of its 3,000 rows" in notes[0]
+    assert "a uniform random sample of 1,000 of its 2,500 rows" in notes[1]
+
+
+def test_the_cli_says_which_backend_counts_and_writes_private_files(files: dict[str, Path], tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "evaluation.json"
+    assert main(["evaluate", str(files["original.csv"]), str(files["synthetic.parquet"]), "--backend", "duckdb",
+                 "--json", str(out), "--target", "income", "--seed", "3"]) == 0
+    captured = capsys.readouterr()
+    assert "counting backend for the original table: duckdb (chosen with --backend)" in captured.err
+    assert "counting backend for the synthetic table: duckdb" in captured.err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert counted_notes(json.loads(out.read_text()))[0] == evaluation(files["original.csv"],
+                                                                       files["synthetic.parquet"], "plain")
+    assert main(["evaluate", str(files["original.csv"]), str(files["synthetic.csv"]), "--backend", "duckbd"]) == 2
+    assert "unknown backend 'duckbd'; choose one of" in capsys.readouterr().err
