@@ -75,13 +75,8 @@ class CountRelease:
 
     @property
     def notion(self) -> Notion:
-        """The accountant's notion."""
+        """The accountant's notion: engines split ρ under zCDP, ε otherwise."""
         return self.accountant.notion
-
-    @property
-    def budget_unit(self) -> str:
-        """The unit engines split: ``rho`` under zCDP, ``epsilon`` otherwise."""
-        return "rho" if self.accountant.notion == Notion.ZCDP else "epsilon"
 
     def calibrate(self, budget: float, l1: float, l2: float) -> CountNoise:
         """The noise (discrete Gaussian under zCDP, discrete Laplace otherwise) that spends
@@ -163,8 +158,8 @@ class Curator:
         return self._counts.neighbouring
 
     @property
-    def budget_unit(self) -> str:
-        return self._counts.budget_unit
+    def notion(self) -> Notion:
+        return self._counts.notion
 
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""
@@ -175,9 +170,9 @@ class Curator:
         return self._counts.expected_absolute_noise(budget)
 
     def remaining(self) -> float:
-        """What is left of the budget, in ``budget_unit``, rounded down (safe to spend)."""
-        left = self.accountant.remaining()
-        return left.rho if self.budget_unit == "rho" else left.epsilon
+        """What is left of the budget, in the notion's unit (ρ under zCDP, else ε), rounded down
+        (safe to spend)."""
+        return self.notion.unit_of(self.accountant.remaining())
 
     def compressed(self, maps: Mapping[str, np.ndarray]) -> Curator:
         """A curator over the same rows with the codes of some columns merged by public ``maps``.
