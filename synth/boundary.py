@@ -16,6 +16,7 @@ import numpy as np
 from synth.measurement import Measurement
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
+from synth.privacy import Notion
 
 
 class Boundary(Protocol):
@@ -30,8 +31,8 @@ class Boundary(Protocol):
         """The neighbouring relation in force."""
 
     @property
-    def budget_unit(self) -> str:
-        """The unit engines split: ``rho`` under zCDP, ``epsilon`` otherwise."""
+    def notion(self) -> Notion:
+        """The privacy notion in force: engines split ρ under zCDP, ε otherwise."""
 
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget``."""
@@ -40,7 +41,7 @@ class Boundary(Protocol):
         """The mean absolute noise per cell of a marginal measured with ``budget``."""
 
     def remaining(self) -> float:
-        """What is left of the budget, in ``budget_unit``."""
+        """What is left of the budget, in the notion's unit (ρ under zCDP, else ε)."""
 
     def compressed(self, maps: Mapping[str, np.ndarray]) -> Boundary:
         """The same rows and accountant with some columns' codes merged by public ``maps``."""

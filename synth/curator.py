@@ -13,12 +13,12 @@ counts the curator hands it, charged first. The public ``select_*`` methods chec
 arguments against the public domain and build the score.
 
 ``CountRelease`` is the one place where noisy counts are made, shared by the curator and by domain
-discovery: discrete Gaussian under zCDP, discrete Laplace under pure or approximate DP.
+discovery: the notion's count noise (``synth.privacy.count_noise``: discrete Gaussian under zCDP,
+discrete Laplace under pure or approximate DP).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,36 +27,42 @@ import numpy as np
 
 from synth.cells import weighted_bincount
 from synth.errors import EngineError
-from synth.measurement import MECHANISM_STD, Measurement, is_group_map, table_cells
+from synth.measurement import Measurement, is_group_map, table_cells
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import (
+    COUNT_NOISE,
     Accountant,
     Cost,
+    CountNoise,
     NoiseSource,
     Notion,
     exponential_cost,
     exponential_scale,
-    gaussian_cost,
-    gaussian_sigma,
-    laplace_cost,
-    laplace_scale,
 )
 from synth.selection_scores import DEPENDENCE_SCORES, Dependence, MarginalError, Score, SmallDatabaseError
 
 
 @dataclass(frozen=True)
 class NoisyCounts:
-    """A noisy count vector with the mechanism and noise scale that produced it."""
+    """A noisy count vector with the noise that produced it."""
 
     values: np.ndarray
-    mechanism: str
-    noise_scale: float
+    noise: CountNoise
+
+    @property
+    def mechanism(self) -> str:
+        """The mechanism's name, as the ledger and the Description spell it."""
+        return self.noise.name
+
+    @property
+    def noise_scale(self) -> float:
+        return self.noise.scale
 
     @property
     def std(self) -> float:
         """Standard deviation of the noise added to each count."""
-        return float(MECHANISM_STD[self.mechanism](self.noise_scale))
+        return self.noise.std
 
 
 class CountRelease:
@@ -68,39 +74,37 @@ class CountRelease:
         self.neighbouring = neighbouring
 
     @property
-    def budget_unit(self) -> str:
-        """The unit engines split: ``rho`` under zCDP, ``epsilon`` otherwise."""
-        return "rho" if self.accountant.notion == Notion.ZCDP else "epsilon"
+    def notion(self) -> Notion:
+        """The accountant's notion: engines split ρ under zCDP, ε otherwise."""
+        return self.accountant.notion
 
-    def calibrate(self, budget: float, l1: float, l2: float) -> tuple[str, float, Cost]:
-        """Mechanism name, noise scale and exact cost for spending ``budget`` on one histogram."""
+    def calibrate(self, budget: float, l1: float, l2: float) -> CountNoise:
+        """The noise (discrete Gaussian under zCDP, discrete Laplace otherwise) that spends
+        ``budget`` on one histogram of L1 and L2 sensitivities ``l1``, ``l2``."""
         if not budget > 0:
             raise EngineError(f"a measurement was given a budget of {budget}; it must be positive.")
-        if self.accountant.notion == Notion.ZCDP:
-            sigma = gaussian_sigma(l2, budget)
-            return "discrete_gaussian", sigma, gaussian_cost(l2, sigma)
-        scale = laplace_scale(l1, budget)
-        return "discrete_laplace", scale, laplace_cost(l1, scale)
+        return COUNT_NOISE[self.notion].calibrate(budget, l1, l2)
 
     def budget_for_std(self, std: float) -> float:
         """The budget at which each cell of a histogram gets noise of standard deviation ``std``
         (the inverse of ``calibrate``: σ = std under zCDP, b = std/√2 for the Laplace)."""
         if not std > 0:
             raise EngineError(f"a noise deviation of {std} was asked for; it must be positive.")
-        if self.accountant.notion == Notion.ZCDP:
-            return self.neighbouring.histogram_l2**2 / (2.0 * std**2)
-        return math.sqrt(2.0) * self.neighbouring.histogram_l1 / std
+        return COUNT_NOISE[self.notion].budget_for_std(std, self.neighbouring.histogram_l1,
+                                                       self.neighbouring.histogram_l2)
+
+    def _histogram_noise(self, budget: float) -> CountNoise:
+        return self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)
 
     def noise_scale(self, budget: float) -> float:
         """The noise scale (Gaussian σ or Laplace b) per cell of a histogram released with ``budget``."""
-        return self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)[1]
+        return self._histogram_noise(budget).scale
 
     def expected_absolute_noise(self, budget: float) -> float:
         """The mean absolute noise per cell of a histogram released with ``budget``: √(2/π)·σ for
         the Gaussian, b for the Laplace (the continuous laws' means; the discrete ones' are within
         a few per cent once the scale exceeds 1)."""
-        mechanism, scale, _ = self.calibrate(budget, self.neighbouring.histogram_l1, self.neighbouring.histogram_l2)
-        return math.sqrt(2 / math.pi) * scale if mechanism == "discrete_gaussian" else scale
+        return self._histogram_noise(budget).mean_absolute
 
     def release(self, counts: np.ndarray, budget: float, query: str, extra_delta: float = 0.0,
                 note: str = "") -> NoisyCounts:
@@ -109,19 +113,14 @@ class CountRelease:
         ``extra_delta`` is added to the charged δ by mechanisms that also reveal which cells are
         non-empty (thresholded histograms).
         """
-        l1, l2 = self.neighbouring.histogram_l1, self.neighbouring.histogram_l2
-        mechanism, scale, cost = self.calibrate(budget, l1, l2)
+        noise = self._histogram_noise(budget)
+        cost = noise.cost
         if extra_delta:
             cost = Cost(epsilon=cost.epsilon, delta=cost.delta + extra_delta, rho=cost.rho)
-        self.accountant.charge(cost, mechanism=mechanism, query=query,
-                               sensitivity=l2 if mechanism == "discrete_gaussian" else l1,
-                               noise_scale=scale, note=note)
-        exact = np.asarray(counts, dtype=np.int64)
-        if mechanism == "discrete_gaussian":
-            noisy = self.noise.discrete_gaussian(exact, scale)
-        else:
-            noisy = self.noise.discrete_laplace(exact, scale)
-        return NoisyCounts(np.asarray(noisy, dtype=np.int64), mechanism, scale)
+        self.accountant.charge(cost, mechanism=noise.name, query=query, sensitivity=noise.sensitivity,
+                               noise_scale=noise.scale, note=note)
+        noisy = noise.draw(self.noise, np.asarray(counts, dtype=np.int64))
+        return NoisyCounts(np.asarray(noisy, dtype=np.int64), noise)
 
 
 class Curator:
@@ -159,8 +158,8 @@ class Curator:
         return self._counts.neighbouring
 
     @property
-    def budget_unit(self) -> str:
-        return self._counts.budget_unit
+    def notion(self) -> Notion:
+        return self._counts.notion
 
     def noise_scale(self, budget: float) -> float:
         """The noise scale per cell of a marginal measured with ``budget`` (public: no data involved)."""
@@ -171,9 +170,9 @@ class Curator:
         return self._counts.expected_absolute_noise(budget)
 
     def remaining(self) -> float:
-        """What is left of the budget, in ``budget_unit``, rounded down (safe to spend)."""
-        left = self.accountant.remaining()
-        return left.rho if self.budget_unit == "rho" else left.epsilon
+        """What is left of the budget, in the notion's unit (ρ under zCDP, else ε), rounded down
+        (safe to spend)."""
+        return self.notion.unit_of(self.accountant.remaining())
 
     def compressed(self, maps: Mapping[str, np.ndarray]) -> Curator:
         """A curator over the same rows with the codes of some columns merged by public ``maps``.

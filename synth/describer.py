@@ -217,7 +217,7 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
         _check_domain_sources(profile.schema, profile)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     counts = CountRelease(accountant, noise_source(profile.seed), neighbouring)
-    engine.check(profile.column_names or tuple(to_discover), counts.budget_unit)
+    engine.check(profile.column_names or tuple(to_discover), counts.notion)
     try:
         return _measure(table, profile, engine, counts, to_discover, discovery_delta, progress)
     except SynthError as error:
@@ -234,7 +234,7 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
     discovery_record: dict[str, Any] = {}
     if to_discover:
         left = accountant.remaining()
-        whole = left.rho if accountant.notion == Notion.ZCDP else left.epsilon
+        whole = accountant.notion.unit_of(left)
         discovery = discover_columns(table, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
                                      profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)

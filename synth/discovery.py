@@ -62,7 +62,7 @@ from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
-from synth.privacy import split_budget
+from synth.privacy import CountNoise, split_budget
 from synth.progress import Progress
 from synth.textshape import TextShape
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
@@ -139,38 +139,23 @@ def needs_delta(kinds: Mapping[str, Kind | None]) -> bool:
     return any(kind in (None, Kind.CATEGORICAL) for kind in kinds.values())
 
 
-def discrete_gaussian_tail(sigma: float, t: int) -> float:
-    """P[Z ≥ t] for the discrete Gaussian with parameter sigma (exact up to float rounding)."""
-    reach = int(math.ceil(40 * sigma)) + abs(t) + 1
-    k = np.arange(-reach, reach + 1)
-    weights = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))  # the largest weight is exactly 1
-    return float(weights[k >= t].sum() / weights.sum())
-
-
-def discrete_laplace_tail(scale: float, t: int) -> float:
-    """P[L ≥ t] for the discrete Laplace with scale b and t ≥ 1: q^t / (1 + q), q = e^(-1/b)."""
-    q = math.exp(-1.0 / scale)
-    return q**t / (1.0 + q)
-
-
 @functools.lru_cache(maxsize=256)  # every column of a table asks with the same arguments
-def appearance_threshold(mechanism: str, scale: float, delta: float) -> tuple[int, float]:
+def appearance_threshold(noise: CountNoise, delta: float) -> tuple[int, float]:
     """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta·(1 − TAIL_MARGIN), and that
     probability. The margin covers the float rounding of the computed tail, so the true tail is
     below ``delta`` and charging ``delta`` itself never understates the privacy loss."""
-    tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail
     delta = delta * (1.0 - TAIL_MARGIN)
     tau = 2
-    while tail(scale, tau - 1) > delta:
+    while noise.tail(tau - 1) > delta:
         tau *= 2
     low, high = tau // 2, tau  # tail(high - 1) ≤ delta; search the smallest such threshold
     while high - low > 1:
         mid = (low + high) // 2
-        if tail(scale, mid - 1) <= delta:
+        if noise.tail(mid - 1) <= delta:
             high = mid
         else:
             low = mid
-    return high, tail(scale, high - 1)
+    return high, noise.tail(high - 1)
 
 
 @dataclass(frozen=True)
@@ -202,9 +187,8 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
     an equal share of ``delta`` (δ₀); the charge is δ₀ itself, not the computed tail below it.
     Only the kept values' noisy counts may be used: the others' very existence is private."""
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
-    mechanism, scale, _ = counts.calibrate(budget, l1, l2)
     per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1 or 2 cells
-    tau, tail = appearance_threshold(mechanism, scale, per_cell)
+    tau, tail = appearance_threshold(counts.calibrate(budget, l1, l2), per_cell)
     noisy = counts.release(
         exact.to_numpy(), budget, extra_delta=delta, query=f"{what}({name}): thresholded histogram",
         note=f"threshold {tau}; a value held by one person appears with probability {tail:.3g} per cell",

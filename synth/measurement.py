@@ -22,13 +22,14 @@ import numpy as np
 
 from synth.errors import DescriptionError
 from synth.model.domain import Domain
+from synth.privacy import DiscreteGaussian, DiscreteLaplace
 
-MECHANISM_STD = {
-    # standard deviation of one cell's noise as a function of the mechanism's scale parameter
-    "discrete_gaussian": lambda scale: scale,
-    "gaussian": lambda scale: scale,
-    "discrete_laplace": lambda scale: math.sqrt(2.0) * scale,
-    "laplace": lambda scale: math.sqrt(2.0) * scale,
+# The standard deviation of one cell's noise per unit of the mechanism's scale, by the name a
+# Description gives; the continuous laws' names are read too (the same deviation per unit).
+STD_PER_SCALE = {
+    **{noise.name: noise.std_per_scale for noise in (DiscreteGaussian, DiscreteLaplace)},
+    "gaussian": DiscreteGaussian.std_per_scale,
+    "laplace": DiscreteLaplace.std_per_scale,
 }
 
 
@@ -105,10 +106,10 @@ class Measurement:
                 f"measurement of {self.attrs} has weights that do not match its values (one positive "
                 "weight per value is needed). The Description is corrupt."
             )
-        if self.mechanism not in MECHANISM_STD:
+        if self.mechanism not in STD_PER_SCALE:
             raise DescriptionError(
                 f"measurement of {self.attrs} names an unknown mechanism {self.mechanism!r}; "
-                f"known: {sorted(MECHANISM_STD)}. The Description may come from a newer synth."
+                f"known: {sorted(STD_PER_SCALE)}. The Description may come from a newer synth."
             )
         if not (math.isfinite(self.noise_scale) and self.noise_scale > 0):
             raise DescriptionError(
@@ -119,7 +120,7 @@ class Measurement:
     @property
     def std(self) -> float:
         """Standard deviation of the noise added to each cell."""
-        return float(MECHANISM_STD[self.mechanism](self.noise_scale))
+        return float(STD_PER_SCALE[self.mechanism] * self.noise_scale)
 
     def measured_shape(self, sizes: Sequence[int]) -> tuple[int, ...]:
         """Numbers of cells per attribute, given the attributes' numbers of codes ``sizes`` (in

@@ -15,13 +15,11 @@ from synth.discovery import (
     discover_categories,
     Found,
     discover_columns,
-    discrete_gaussian_tail,
-    discrete_laplace_tail,
 )
 from synth.errors import BudgetError
 from synth.kinds import DomainSource, Kind
 from synth.neighbours import Neighbouring
-from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy import Accountant, Budget, DiscreteGaussian, DiscreteLaplace, SeededNoise
 from synth.progress import SILENT
 
 
@@ -30,7 +28,7 @@ def test_discrete_gaussian_tail_matches_direct_sum():
     k = np.arange(-200, 201)
     w = np.exp(-k.astype(float) ** 2 / (2 * sigma**2))
     for t in (1, 5, 12):
-        assert discrete_gaussian_tail(sigma, t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
+        assert DiscreteGaussian(1.0, sigma).tail(t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
 
 
 def test_discrete_laplace_tail_matches_direct_sum():
@@ -38,23 +36,22 @@ def test_discrete_laplace_tail_matches_direct_sum():
     k = np.arange(-400, 401)
     w = np.exp(-np.abs(k) / b)
     for t in (1, 4, 20):
-        assert discrete_laplace_tail(b, t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
+        assert DiscreteLaplace(1.0, b).tail(t) == pytest.approx(w[k >= t].sum() / w.sum(), rel=1e-9)
 
 
-@pytest.mark.parametrize("mechanism,scale", [("discrete_gaussian", 4.0), ("discrete_laplace", 3.0)])
-def test_threshold_is_the_smallest_that_keeps_delta(mechanism, scale):
+@pytest.mark.parametrize("noise", [DiscreteGaussian(1.0, 4.0), DiscreteLaplace(1.0, 3.0)])
+def test_threshold_is_the_smallest_that_keeps_delta(noise):
     delta = 1e-9
-    tail = discrete_gaussian_tail if mechanism == "discrete_gaussian" else discrete_laplace_tail
-    tau, prob = appearance_threshold(mechanism, scale, delta)
+    tau, prob = appearance_threshold(noise, delta)
     target = delta * (1 - TAIL_MARGIN)  # room for the float rounding of the computed tail
-    assert prob <= target and prob == tail(scale, tau - 1)
-    assert tail(scale, tau - 2) > target
+    assert prob <= target and prob == noise.tail(tau - 1)
+    assert noise.tail(tau - 2) > target
 
 
 def test_singleton_appears_rarely_with_the_computed_threshold():
     # With a loose delta the threshold is small enough to observe: a count of 1 clears it with
     # probability about delta.
-    tau, prob = appearance_threshold("discrete_gaussian", 2.0, 0.05)
+    tau, prob = appearance_threshold(DiscreteGaussian(1.0, 2.0), 0.05)
     noise = SeededNoise(11).discrete_gaussian(np.ones(200_000, dtype=np.int64), 2.0)
     assert np.mean(noise >= tau) == pytest.approx(prob, abs=4 * math.sqrt(prob / 200_000))
 
@@ -85,7 +82,7 @@ def test_a_thresholded_histogram_is_charged_its_whole_delta_share(relation):
     entry = counts.accountant.ledger[-1]
     assert entry.cost.delta == 2e-7
     cells = counts.neighbouring.cells_that_appear
-    tau, tail = appearance_threshold("discrete_gaussian", entry.noise_scale, 2e-7 / cells)
+    tau, tail = appearance_threshold(DiscreteGaussian(entry.sensitivity, entry.noise_scale), 2e-7 / cells)
     assert f"threshold {tau}" in entry.note and tail * cells < 2e-7
 
 

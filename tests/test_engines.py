@@ -18,7 +18,7 @@ from synth.errors import EngineError
 from synth.generate import fit_model, generate
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
-from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy import Accountant, Budget, Notion, SeededNoise
 from synth.progress import SILENT
 from tests.conftest import mixed_table
 
@@ -108,8 +108,8 @@ def test_marginal_engines_need_zcdp():
 @pytest.mark.parametrize("name", ["mst", "aim"])
 def test_marginal_engines_need_zcdp_before_anything_is_spent(name):
     with pytest.raises(EngineError, match=f"engine '{name}' accounts in zero-concentrated DP and needs delta > 0"):
-        make_engine(name).check(("a", "b"), "epsilon")
-    make_engine(name).check(("a", "b"), "rho")
+        make_engine(name).check(("a", "b"), Notion.PURE)
+    make_engine(name).check(("a", "b"), Notion.ZCDP)
 
 
 @pytest.mark.parametrize("workload", ["4-way", {"a": 1}, 3, "marginals"])

@@ -22,7 +22,7 @@ from synth.model.measured import fit_measurements
 from synth.model.domain import Domain
 from synth.model.histogram import HistogramModel, replay_multiplicative_weights
 from synth.neighbours import Neighbouring
-from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy import Accountant, Budget, Notion, SeededNoise
 from synth.profile import Profile
 from synth.progress import SILENT
 from synth.column import Column
@@ -335,9 +335,9 @@ def test_the_old_workload_spelling_is_read_in_profiles_and_descriptions():
 def test_every_workload_engine_takes_the_same_spellings(name, workload):
     engine = make_engine(name, {"workload": workload})
     assert engine.options["workload"] == workload
-    engine.check(("a", "b", "c"), "rho")
+    engine.check(("a", "b", "c"), Notion.ZCDP)
     with pytest.raises(EngineError, match=r"workload marginal \['a', 'ghost'\] names unknown or repeated columns"):
-        make_engine(name, {"workload": [["a", "ghost"]]}).check(("a", "b", "c"), "rho")  # before anything is spent
+        make_engine(name, {"workload": [["a", "ghost"]]}).check(("a", "b", "c"), Notion.ZCDP)  # before anything is spent
 
 
 def test_mwem_measures_listed_marginals_beside_queries():

@@ -242,10 +242,9 @@ def test_large_columns_are_coarse_parents_and_full_children():
 def test_the_ledger_spends_exactly_the_budget(delta, notion, relation):
     codes, domain = chain_data(3000)
     curator = _curator(codes, domain, epsilon=1.0, delta=delta, relation=relation, notion=notion)
-    unit = curator.budget_unit
     total = curator.remaining()
     result = make_engine("privbayes").describe(curator, SILENT)
-    spent = sum(Fraction(getattr(e.cost, unit)) for e in curator.accountant.ledger)
+    spent = sum(Fraction(curator.notion.unit_of(e.cost)) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
     kinds = [e.mechanism for e in curator.accountant.ledger]
     assert kinds.count("exponential") == 4  # the first column is free, then one choice per column

@@ -18,7 +18,7 @@ from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, share
 from synth.engines.output import check_keys, read_names, reading_output
 from synth.errors import EngineError
-from synth.privacy import split_budget
+from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
 
@@ -56,13 +56,13 @@ class ToyEngine(EngineBase):
     output_type = ToyOutput
     config: ToyOptions
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
         if len(names) < 2:
             raise EngineError("engine 'toy' needs at least two columns.")
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names = curator.domain.names
-        self.check(names, curator.budget_unit)
+        self.check(names, curator.notion)
         singles, double = split_budget(curator.remaining(), [1 - self.config.pair_share, self.config.pair_share])
         measurements = [curator.measure_marginal((name,), budget)
                         for name, budget in zip(names, split_budget(singles, [1.0] * len(names)))]

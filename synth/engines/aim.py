@@ -69,7 +69,7 @@ from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
 from synth.model.measured import fit_measurements
-from synth.privacy import split_budget
+from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
@@ -233,13 +233,13 @@ class AIMEngine(EngineBase):
         super().__init__(options)
         self._explicit = "workload" in options or "max_cells" in options
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        super().check(names, budget_unit)
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
+        super().check(names, notion)
         if isinstance(self.config.workload, list):
             listed_marginals(self.config.workload, names)
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
-        self.check(curator.domain.names, curator.budget_unit)
+        self.check(curator.domain.names, curator.notion)
         workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)
         columns = [c for c in candidate_weights(workload) if len(c) == 1]

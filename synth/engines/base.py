@@ -31,6 +31,7 @@ from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.interface import Model
 from synth.model.measured import fit_measurements
+from synth.privacy import Notion
 from synth.progress import Progress
 from synth.schema import Schema
 
@@ -60,10 +61,10 @@ class Engine(Protocol):
     def options(self) -> dict[str, Any]:
         """The resolved options (defaults filled in), recorded in the Description."""
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
         """Refuse a table or budget the engine cannot serve, from public facts alone (the column
-        names, the budget's unit: ``rho`` under zCDP, else ``epsilon``). The describer calls it
-        before anything is spent; ``describe`` calls it too."""
+        names, the privacy notion the budget is spent under). The describer calls it before
+        anything is spent; ``describe`` calls it too."""
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         """Spend the curator's remaining budget on measurements."""
@@ -93,9 +94,9 @@ class EngineBase:
     def options(self) -> dict[str, Any]:
         return self.config.to_dict()
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
         """Refuse a budget not in zCDP when the engine ``needs_zcdp``; accept every table."""
-        if self.needs_zcdp and budget_unit != "rho":
+        if self.needs_zcdp and notion is not Notion.ZCDP:
             raise EngineError(
                 f"engine {self.name!r} accounts in zero-concentrated DP and needs delta > 0; pass --delta "
                 "(e.g. 1e-9) or set delta in the profile (and no accounting other than zcdp)."

@@ -29,7 +29,7 @@ from synth.engines.output import check_keys, read_names, reading_output
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way
 from synth.model.estimation import estimate_total, project_to_simplex
-from synth.privacy import split_budget
+from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
 
@@ -59,14 +59,14 @@ class MSTEngine(EngineBase):
     output_type = MSTOutput
     needs_zcdp = True
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
-        super().check(names, budget_unit)
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
+        super().check(names, notion)
         if len(names) < 2:
             raise EngineError("engine 'mst' needs at least two columns; use 'independent' for one.")
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names = curator.domain.names
-        self.check(names, curator.budget_unit)
+        self.check(names, curator.notion)
         rho_one_way, rho_select, rho_two_way = split_budget(curator.remaining(), [1.0, 1.0, 1.0])
         one_way = [
             curator.measure_marginal((name,), rho)

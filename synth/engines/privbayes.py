@@ -64,7 +64,7 @@ from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.interface import Model
 from synth.model.junction_tree import model_size_mb
-from synth.privacy import split_budget
+from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 from synth.selection_scores import DEPENDENCE_SCORES
 
@@ -147,7 +147,7 @@ class PrivBayesEngine(EngineBase):
     output_type = PrivBayesOutput
     config: PrivBayesOptions
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
         if self.config.degree >= len(names):
             raise EngineError(
                 f"degree {self.config.degree} is too large for a table of {len(names)} columns: a column "
@@ -155,7 +155,7 @@ class PrivBayesEngine(EngineBase):
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         names, sizes = curator.domain.names, dict(zip(curator.domain.names, curator.domain.sizes))
-        self.check(names, curator.budget_unit)
+        self.check(names, curator.notion)
         beta = self.config.structure_share
         measurements: list[Measurement] = []
         if curator.neighbouring.count_is_public:

@@ -48,6 +48,7 @@ from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.histogram import database_model
 from synth.model.interface import Model
+from synth.privacy import Notion
 from synth.progress import Progress
 
 THEORY_FAILURE = 0.05  # β of the theory's accuracy bound, used to choose m
@@ -69,9 +70,9 @@ def multisets(cells: int, size: int) -> np.ndarray:
     return np.fromiter(flat, dtype=np.int64, count=count * size).reshape(count, size)
 
 
-def draw_epsilon(budget: float, unit: str) -> float:
+def draw_epsilon(budget: float, notion: Notion) -> float:
     """The ε of an exponential-mechanism draw given its budget (ρ under zCDP: ε = sqrt(8ρ))."""
-    return math.sqrt(8 * budget) if unit == "rho" else budget
+    return math.sqrt(8 * budget) if notion is Notion.ZCDP else budget
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class SmallDBEngine(WorkloadEngine):
         budget = curator.remaining()
         queries = sum(item.cells(domain) for item in workload)
         if size is None:
-            size = theory_size(cells, queries, draw_epsilon(budget, curator.budget_unit), total)
+            size = theory_size(cells, queries, draw_epsilon(budget, curator.notion), total)
         count = self.check_space(cells, size, "" if self.config.size is not None else (
             f" (the theory's m for about {total:,.0f} rows: Dwork & Roth, Theorem 4.5; the option size "
             "sets m yourself)"))

@@ -39,6 +39,7 @@ from synth.errors import EngineError
 from synth.kinds import NUMERIC_KINDS, Kind
 from synth.measurement import group_table, is_group_map
 from synth.model.domain import Domain
+from synth.privacy import Notion
 from synth.schema import Schema
 
 ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}  # the workload of every marginal of that order
@@ -267,9 +268,9 @@ class WorkloadEngine(EngineBase):
         super().__init__(options)
         self._schema = schema
 
-    def check(self, names: tuple[str, ...], budget_unit: str) -> None:
+    def check(self, names: tuple[str, ...], notion: Notion) -> None:
         """Refuse, before anything is spent, a listed marginal naming columns the table lacks."""
-        super().check(names, budget_unit)
+        super().check(names, notion)
         spec = self.config.workload
         marginals = [item for item in spec if isinstance(item, list)] if isinstance(spec, list) else []
         if marginals:

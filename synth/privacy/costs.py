@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from synth.errors import BudgetError
-from synth.privacy.accounting import Cost, Notion
+from synth.privacy.budget import Cost, Notion
 from synth.privacy.exact import ceil_float, floor_float, is_real, non_negative, positive, round_up
 
 # --------------------------------------------------------------------------------------------
