@@ -137,3 +137,19 @@ def test_fitted_models_sample_matched_by_default_and_keep_conditions():
     assert not default.equals(fitted.sample(600, seed=4, sampling="rounded"))
     oslo = fitted.sample(400, {"city": "Oslo", "age": "30..40"}, seed=1)
     assert (oslo["city"] == "Oslo").all() and oslo["age"].between(30, 40).all()
+
+
+def test_a_table_above_max_rows_stays_rounded_and_says_so(monkeypatch):
+    model = random_model(STRUCTURES[3], seed=3)
+    codes = model.sample(400, np.random.default_rng(0), "iid")
+    messages = []
+
+    class Recorder:
+        def message(self, text):
+            messages.append(text)
+
+    monkeypatch.setattr(matching, "MAX_ROWS", 399)
+    assert np.array_equal(match_marginals(codes, model, model.domain, np.random.default_rng(0), Recorder()), codes)
+    assert messages and "400 rows are sampled rounded, not matched" in messages[0]
+    monkeypatch.setattr(matching, "MAX_ROWS", 400)
+    assert not np.array_equal(match_marginals(codes, model, model.domain, np.random.default_rng(0)), codes)
