@@ -55,20 +55,19 @@ import numpy as np
 
 from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
-from synth.engines.base import EngineBase, EngineResult
+from synth.engines.base import EngineBase, EngineResult, fit_expanded
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
-from synth.engines.output import check_keys, output_of, read_names, read_whole, reading_output
+from synth.engines.output import check_keys, output_of, read_expansion, read_names, read_whole, reading_output
 from synth.engines.workload import ORDERS, listed_marginals
-from synth.errors import DescriptionError, EngineError
+from synth.errors import EngineError
 from synth.measurement import Measurement
-from synth.model.compression import check_expansion, compress_one_way, expansion_weights
+from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.derived import DerivedColumns, fit_derived
 from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
 from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
-from synth.model.measured import fit_measurements
 from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
@@ -214,10 +213,8 @@ class AIMOutput:
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         check_keys("aim", data, ("workload", "selected", "rounds"), ("expansion",))
         with reading_output("aim"):
-            expansion = {str(name): tuple(float(w) for w in weights)
-                         for name, weights in dict(data.get("expansion") or {}).items()}
             return cls(tuple(read_names(q) for q in data["workload"]), tuple(read_names(q) for q in data["selected"]),
-                       read_whole(data["rounds"]), expansion)
+                       read_whole(data["rounds"]), read_expansion(data))
 
 
 class AIMEngine(EngineBase):
@@ -332,11 +329,5 @@ class AIMEngine(EngineBase):
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
                     callback: Callback | None = None) -> Model:
         """The fit of the measurements, merged codes spread by the expansion weights when there are some."""
-        output = output_of(result.output, AIMOutput)
-        try:
-            expansion = check_expansion(output.expansion, result.compression)
-        except (TypeError, ValueError) as exc:
-            raise DescriptionError(f"the aim output's expansion weights are damaged ({exc}); use the file exactly "
-                                   "as synth wrote it.") from exc
-        return fit_measurements(domain, result.measurements, result.compression, iterations, callback, expansion)
+        return fit_expanded("aim", domain, result, output_of(result.output, AIMOutput).expansion, iterations, callback)
 

@@ -25,8 +25,9 @@ from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.options import EngineOptions
 from synth.engines.output import EngineOutput, NoOutput, Structure, measured_together
-from synth.errors import EngineError
+from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
+from synth.model.compression import check_expansion
 from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.interface import Model
@@ -110,6 +111,18 @@ class EngineBase:
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """The columns measured together."""
         return measured_together(names, result.measurements)
+
+
+def fit_expanded(engine: str, domain: Domain, result: EngineResult, expansion: Mapping[str, Sequence[float]],
+                 iterations: int = FIT_ITERATIONS, callback: Callback | None = None) -> Model:
+    """The fit of ``result``'s measurements with merged codes spread by the ``expansion`` weights an
+    engine's output recorded (evenly for a column without); DescriptionError when they are damaged."""
+    try:
+        weights = check_expansion(expansion, result.compression)
+    except (TypeError, ValueError) as exc:
+        raise DescriptionError(f"the {engine} output's expansion weights are damaged ({exc}); use the file exactly "
+                               "as synth wrote it.") from exc
+    return fit_measurements(domain, result.measurements, result.compression, iterations, callback, weights)
 
 
 @runtime_checkable

@@ -10,46 +10,60 @@ Under zCDP the budget ρ is split in three equal parts:
 
 Before steps 2 and 3, rare codes of each column (noisy 1-way count below three noise deviations)
 are merged into one code (``synth.model.compression``), so the 2-way tables stay small and
-useful. The graphical-model fitter then combines all measurements into one consistent model.
+useful. The graphical-model fitter then combines all measurements into one consistent model, and
+a merged code is spread over its codes in proportion to their noisy 1-way counts clipped at 0
+(post-processing of step 1; on adult_coded at ε = 1 the model's 3-way error falls from 0.1088
+with an even spread to 0.1070, 5 seeds).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import networkx as nx
 import numpy as np
 
 from synth.boundary import Boundary
-from synth.engines.base import EngineBase, EngineResult
-from synth.engines.output import check_keys, read_names, reading_output
+from synth.defaults import FIT_ITERATIONS
+from synth.engines.base import EngineBase, EngineResult, fit_expanded
+from synth.engines.output import check_keys, output_of, read_expansion, read_names, reading_output
 from synth.errors import EngineError
-from synth.model.compression import compress_one_way
+from synth.model.compression import compress_one_way, expansion_weights
+from synth.model.domain import Domain
 from synth.model.estimation import estimate_total, project_to_simplex
+from synth.model.fitting import Callback
+from synth.model.interface import Model
 from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
 
 @dataclass(frozen=True)
 class MSTOutput:
-    """The spanning tree's pairs of columns, in the order they were chosen."""
+    """The spanning tree's pairs of columns, in the order they were chosen, and each compressed
+    column's expansion weights (its noisy 1-way counts clipped at 0; none in Descriptions written
+    before they were recorded, whose merged codes then spread evenly)."""
 
     tree: tuple[tuple[str, str], ...]
+    expansion: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tree": [list(pair) for pair in self.tree]}
+        data: dict[str, Any] = {"tree": [list(pair) for pair in self.tree]}
+        if self.expansion:
+            data["expansion"] = {name: list(weights) for name, weights in self.expansion.items()}
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        check_keys("mst", data, ("tree",))
+        check_keys("mst", data, ("tree",), ("expansion",))
         with reading_output("mst"):
             pairs = [read_names(pair) for pair in data["tree"]]
             if any(len(pair) != 2 for pair in pairs):
                 raise ValueError("each edge of the tree is a pair of columns")
-        return cls(tuple((a, b) for a, b in pairs))
+            expansion = read_expansion(data)
+        return cls(tuple((a, b) for a, b in pairs), expansion)
 
 
 class MSTEngine(EngineBase):
@@ -79,7 +93,13 @@ class MSTEngine(EngineBase):
             view.measure_marginal(pair, rho)
             for pair, rho in zip(tree, split_budget(rho_two_way, [1.0] * len(tree)))
         ]
-        return EngineResult(tuple(compressed + two_way), MSTOutput(tuple(tree)), compression=maps)
+        expansion = {name: tuple(weights.tolist()) for name, weights in expansion_weights(one_way, maps).items()}
+        return EngineResult(tuple(compressed + two_way), MSTOutput(tuple(tree), expansion), compression=maps)
+
+    def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
+                    callback: Callback | None = None) -> Model:
+        """The fit of the measurements, merged codes spread in proportion to their noisy 1-way counts."""
+        return fit_expanded("mst", domain, result, output_of(result.output, MSTOutput).expansion, iterations, callback)
 
     @staticmethod
     def _select_tree(view: Boundary, one_way: list, rho: float, progress: Progress) -> list[tuple[str, str]]:

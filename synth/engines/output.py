@@ -53,6 +53,13 @@ def reading_output(engine: str) -> Iterator[None]:
         ) from exc
 
 
+def read_expansion(data: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
+    """An output's optional ``expansion`` (aim with ``compress``, mst): for each compressed column, a
+    weight per original code that its merged code is spread by (checked against the compression
+    maps when the model is built, ``fit_expanded``)."""
+    return {str(name): tuple(float(w) for w in weights) for name, weights in dict(data.get("expansion") or {}).items()}
+
+
 def check_keys(engine: str, data: Mapping[str, Any], required: Sequence[str], optional: Sequence[str] = ()) -> None:
     """DescriptionError unless ``data`` has every ``required`` key and no key beyond ``optional``."""
     if not isinstance(data, Mapping):
