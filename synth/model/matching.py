@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
@@ -83,7 +83,7 @@ class _Targets:
     ``valid`` is False when the model gave no distribution for a set (nothing else is then set)."""
 
     def __init__(self, codes: np.ndarray, model: Model, domain: Domain, sets: Sequence[tuple[int, ...]],
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, advance: Callable[[int], None] = lambda done: None) -> None:
         sizes = np.asarray(domain.sizes, dtype=np.int64)
         k = len(sets[0])
         cells = np.array([math.prod(domain.sizes[c] for c in s) for s in sets], dtype=np.int64)
@@ -101,6 +101,7 @@ class _Targets:
             target = rounded_counts(np.array([n]), expected[None, :], rng)[0]
             flat = np.ravel_multi_index(tuple(codes[:, c] for c in s), tuple(sizes[list(s)]))
             self.residuals[start:start + cells[j]] = np.bincount(flat, minlength=int(cells[j])) - target
+            advance(j + 1)
         self.valid = True
         self.columns = np.array(sets, dtype=np.int64)
         self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
@@ -187,7 +188,8 @@ def match_marginals(codes: np.ndarray, model: Model, domain: Domain, rng: np.ran
         progress.message(f"note: {matched.shape[0]:,} rows are sampled rounded, not matched: matching is for tables "
                          f"of up to {MAX_ROWS:,} rows (above, it takes minutes and the noise it removes is small).")
         return matched
-    targets = _Targets(matched, model, domain, sets, rng)
+    with progress.counter("the model's marginals to match", len(sets)) as advance:
+        targets = _Targets(matched, model, domain, sets, rng, advance)
     if not targets.valid:
         return matched
     sizes = np.asarray(domain.sizes, dtype=np.int64)
