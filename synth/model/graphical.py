@@ -30,7 +30,6 @@ from synth.model.junction_tree import JunctionTree
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
-OPTIMIZE_CELLS = 10_000  # two tables holding more cells than this together are contracted along an optimised path
 
 
 @dataclass(frozen=True)
@@ -117,10 +116,8 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     operands: list = []
     for attrs, table in factors:
         operands += [table, [labels[a] for a in attrs]]
-    # path search costs more than it saves for two small tables (most calls); for large ones the
-    # path it finds (BLAS) is 2-3 times faster (matching's 364 triples of an aim model at ε = 3)
-    large = sum(table.size for _, table in factors) > OPTIMIZE_CELLS
-    return np.einsum(*operands, [labels[a] for a in out], optimize=len(factors) > 2 or large)
+    # path search costs more than it saves for two tables (most calls)
+    return np.einsum(*operands, [labels[a] for a in out], optimize=len(factors) > 2)
 
 
 def _scope(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
