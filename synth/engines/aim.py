@@ -57,7 +57,16 @@ from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult, fit_expanded
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
-from synth.engines.output import check_keys, output_of, read_expansion, read_names, read_whole, reading_output
+from synth.engines.output import (
+    check_keys,
+    output_of,
+    read_expansion,
+    read_names,
+    read_whole,
+    reading_output,
+    recorded_expansion,
+    write_expansion,
+)
 from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import EngineError
 from synth.measurement import Measurement
@@ -205,9 +214,7 @@ class AIMOutput:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"workload": [list(q) for q in self.workload],
                                 "selected": [list(q) for q in self.selected], "rounds": self.rounds}
-        if self.expansion:
-            data["expansion"] = {name: list(weights) for name, weights in self.expansion.items()}
-        return data
+        return write_expansion(data, self.expansion)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -323,7 +330,7 @@ class AIMEngine(EngineBase):
             if not last and moved <= penalty * before[choice].size:
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
-                           {name: tuple(weights.tolist()) for name, weights in expansion.items()})
+                           recorded_expansion(expansion))
         return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,

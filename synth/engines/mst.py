@@ -29,7 +29,15 @@ import numpy as np
 from synth.boundary import Boundary
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult, fit_expanded
-from synth.engines.output import check_keys, output_of, read_expansion, read_names, reading_output
+from synth.engines.output import (
+    check_keys,
+    output_of,
+    read_expansion,
+    read_names,
+    reading_output,
+    recorded_expansion,
+    write_expansion,
+)
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.domain import Domain
@@ -50,10 +58,7 @@ class MSTOutput:
     expansion: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"tree": [list(pair) for pair in self.tree]}
-        if self.expansion:
-            data["expansion"] = {name: list(weights) for name, weights in self.expansion.items()}
-        return data
+        return write_expansion({"tree": [list(pair) for pair in self.tree]}, self.expansion)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -93,7 +98,7 @@ class MSTEngine(EngineBase):
             view.measure_marginal(pair, rho)
             for pair, rho in zip(tree, split_budget(rho_two_way, [1.0] * len(tree)))
         ]
-        expansion = {name: tuple(weights.tolist()) for name, weights in expansion_weights(one_way, maps).items()}
+        expansion = recorded_expansion(expansion_weights(one_way, maps))
         return EngineResult(tuple(compressed + two_way), MSTOutput(tuple(tree), expansion), compression=maps)
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar
 
 import networkx as nx
+import numpy as np
 
 from synth.errors import DescriptionError, EngineError
 from synth.measurement import Measurement
@@ -51,6 +52,18 @@ def reading_output(engine: str) -> Iterator[None]:
             f"the {engine} output in the Description is incomplete or does not fit its domain "
             f"({type(exc).__name__}: {exc}); use the file exactly as synth wrote it."
         ) from exc
+
+
+def recorded_expansion(weights: Mapping[str, np.ndarray]) -> dict[str, tuple[float, ...]]:
+    """Expansion weights (per compressed column, one per original code) as an output holds them."""
+    return {name: tuple(values.tolist()) for name, values in weights.items()}
+
+
+def write_expansion(data: dict[str, Any], expansion: Mapping[str, tuple[float, ...]]) -> dict[str, Any]:
+    """``data`` (an output's ``to_dict``) with its ``expansion`` added when there is one."""
+    if expansion:
+        data["expansion"] = {name: list(weights) for name, weights in expansion.items()}
+    return data
 
 
 def read_expansion(data: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
