@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from synth.backends.base import CountingTable
+from synth.evaluate.fidelity import rows_of
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 
@@ -39,7 +40,7 @@ class Counts:
     @property
     def rows(self) -> int:
         """How many rows of the table the code rows stand for."""
-        return int(self.codes.shape[0]) if self.weights is None else int(self.weights.sum())
+        return rows_of(self.codes, self.weights)
 
 
 def open_counting(table: pd.DataFrame | str | os.PathLike[str], markers: tuple[str, ...]) -> CountingTable | None:

@@ -83,7 +83,8 @@ def _flat_codes(codes: np.ndarray, sizes: Sequence[int], positions: Sequence[int
     return flat
 
 
-def _rows(codes: np.ndarray, weights: Weights) -> int:
+def rows_of(codes: np.ndarray, weights: Weights) -> int:
+    """The rows that code rows stand for: one each, or ``weights[i]`` each."""
     return int(codes.shape[0]) if weights is None else int(weights.sum())
 
 
@@ -93,7 +94,7 @@ def tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
     synthetic's); the cell index of a shared prefix of consecutive marginals (as in lexicographic
     order) is computed once."""
     out = np.empty(len(marginals))
-    totals = (max(_rows(original, weights[0]), 1), max(_rows(synthetic, weights[1]), 1))
+    totals = (max(rows_of(original, weights[0]), 1), max(rows_of(synthetic, weights[1]), 1))
     prefix: tuple[int, ...] | None = None
     heads: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
     for i, positions in enumerate(marginals):
@@ -161,6 +162,6 @@ def marginal_errors(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence
                     rng: np.random.Generator, weights: tuple[Weights, Weights] = (None, None)) -> MarginalErrors:
     """TVD over the k-way marginals (a uniform sample above ``marginal_cap``, which depends on the
     rows the code rows stand for, so weighted and unweighted code rows score the same marginals)."""
-    cap = marginal_cap(_rows(original, weights[0]) + _rows(synthetic, weights[1]), k)
+    cap = marginal_cap(rows_of(original, weights[0]) + rows_of(synthetic, weights[1]), k)
     chosen = choose_marginals(len(sizes), k, rng, cap)
     return MarginalErrors(k, tvds(original, synthetic, sizes, chosen, weights), math.comb(len(sizes), k), cap)

@@ -107,7 +107,8 @@ def holdout_split(rows: int, rng: np.random.Generator) -> Split:
 def sample_rows(rows: int | np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
     """All of ``rows`` (a count or row indices), or a sorted uniform sample of ``cap`` of them."""
     pool = np.arange(rows) if isinstance(rows, int) else rows
-    return np.sort(rng.choice(pool, size=cap, replace=False)) if pool.size > cap else pool
+    positions = sample_positions(pool.size, rng, cap)
+    return pool if positions is None else np.sort(pool[positions])
 
 
 def _chunks(table: TableLike, markers: tuple[str, ...], keep: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
