@@ -37,6 +37,7 @@ from synth.defaults import FIT_ITERATIONS
 from synth.description import Description, load_description
 from synth.engines import released_by
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
+from synth.model import matching
 from synth.model.bayesian_network import BayesianNetwork
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedModel
@@ -44,7 +45,6 @@ from synth.model.domain import Domain
 from synth.model.graphical import GraphicalModel
 from synth.model.histogram import HistogramModel
 from synth.model.interface import Model
-from synth.model.matching import sample_codes
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model, write_model
 from synth.progress import SILENT, Progress
@@ -144,7 +144,7 @@ class FittedModel:
             except ConditionError as error:
                 raise ConditionError(f"{condition_text(read)}: {error}") from None
         rng = np.random.default_rng(seed)
-        codes = sample_codes(model, Domain(schema.names, schema.sizes), n, rng, scheme, progress)
+        codes = matching.sample_codes(model, Domain(schema.names, schema.sizes), n, rng, scheme, progress)
         table = schema.decode(codes, rng)
         for name, values in values_in_ranges(schema, read, codes, rng).items():
             table[name] = values.set_axis(table.index)
@@ -166,7 +166,10 @@ class FittedModel:
         seeds = np.random.SeedSequence(seed)
         for start in range(0, n, chunk_rows):
             chunk_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
-            yield self.sample(min(chunk_rows, n - start), conditions, chunk_seed, sampling, progress)
+            size = min(chunk_rows, n - start)
+            # a chunk too large to match only repeats the first chunk's note saying so: keep it quiet
+            shown = progress if start == 0 or size <= matching.MAX_ROWS else SILENT
+            yield self.sample(size, conditions, chunk_seed, sampling, shown)
 
     def in_one_chunk(self, rows: int | None = None) -> bool:
         """Whether ``sample_chunks`` gives these rows as one table (at most ``CHUNK_ROWS``)."""
