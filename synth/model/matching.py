@@ -51,7 +51,7 @@ STOP_GAIN = 0.02  # a round that lowers the score by less than this share of it 
 def target_sets(domain: Domain) -> list[tuple[int, ...]]:
     """The column sets (positions in ``domain``) whose marginals matching follows: all triples
     while there are at most ``MAX_TRIPLES``, else all pairs, smallest first up to ``MAX_CELLS``
-    cells together. None for fewer than two columns (a single column is rounded already)."""
+    cells together. No sets for fewer than two columns (a single column is rounded already)."""
     d = len(domain.names)
     if d < 2:
         return []
