@@ -84,7 +84,8 @@ def group_counts(sizes: np.ndarray, probabilities: np.ndarray, rng: np.random.Ge
 def deal(configs: np.ndarray, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Hand out ``values`` (sorted by configuration, as many per configuration as it has rows) to
     the rows with those ``configs``, in a uniformly random order within each configuration."""
-    order = np.lexsort((rng.random(configs.size), configs))
+    shuffled = rng.permutation(configs.size)  # then a stable sort keeps that order within each configuration
+    order = shuffled[np.argsort(configs[shuffled], kind="stable")]  # (3-4 times faster than a lexsort)
     dealt = np.empty(configs.size, dtype=np.int64)
     dealt[order] = values
     return dealt
