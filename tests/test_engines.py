@@ -147,3 +147,18 @@ def test_engines_are_typed_against_the_boundary_protocol_not_the_curator() -> No
                        if any(isinstance(node, ast.ImportFrom) and node.module == "synth.curator"
                               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
     assert importers == []
+
+
+def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
+    from synth.engines.aim import planned_rounds
+    from synth.privacy import gaussian_sigma
+    assert planned_rounds(15, 1e-6) == 30 and planned_rounds(15, 0.12) == 60 and planned_rounds(15, 1e6) == 240
+    plans = [planned_rounds(15, rho) for rho in np.geomspace(1e-4, 100, 60)]
+    assert plans == sorted(plans) and len(set(plans)) > 20  # grows with the budget, not in a few jumps
+    codes, domain = chain_data(5000)
+    curator = curator_for(codes, domain, 1.0)
+    total = curator.remaining()
+    result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)  # rounds unset
+    first = result.measurements[0]  # a 1-way marginal, measured with its round's 90 %
+    rounds = planned_rounds(5, total)
+    assert 10 <= rounds < 80 and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / rounds), rel=1e-6)
