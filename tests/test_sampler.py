@@ -164,7 +164,10 @@ def test_siblings_stay_conditionally_independent_and_a_sorted_assignment_fails(m
 
 # ---------------------------------------------------------------- the other models
 
-def test_networks_round_each_column_per_parent_configuration():
+@pytest.mark.parametrize("block_cells", [None, 7])  # 7: one configuration's table at a time (bounded memory)
+def test_networks_round_each_column_per_parent_configuration(monkeypatch, block_cells):
+    if block_cells is not None:
+        monkeypatch.setattr(sampling_module, "GROUP_BLOCK_CELLS", block_cells)
     rng = np.random.default_rng(2)
     domain = Domain(("a", "b", "c"), (3, 4, 5))
     network = BayesianNetwork(domain, (

@@ -38,6 +38,7 @@ DEFAULT_DRAWS: Draws = "rounded"
 Sampling = Literal["matched", "rounded", "iid"]  # what a user asks for: draws, then matching or not
 SAMPLING_SCHEMES: tuple[str, ...] = get_args(Sampling)
 DEFAULT_SAMPLING: Sampling = "matched"
+GROUP_BLOCK_CELLS = 1 << 20  # cells of conditional tables rounded at once (8 MiB per array)
 
 
 def check_sampling(sampling: object) -> Sampling:
@@ -97,13 +98,17 @@ def draw_given(configs: np.ndarray, table: np.ndarray, rng: np.random.Generator,
     normalised (uniform when that row sums to 0), under ``sampling`` (see the module docstring):
     the rows sharing a configuration get their counts per value at once, dealt in random order."""
     present, sizes = np.unique(configs, return_counts=True)
-    rows = table[present]
-    mass = rows.sum(axis=1, keepdims=True)
-    uniform = np.full_like(rows, 1.0 / rows.shape[1], dtype=float)
-    probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
-    counts = group_counts(sizes, probabilities, rng, sampling)
-    values = np.repeat(np.tile(np.arange(rows.shape[1]), present.size), counts.ravel())
-    return deal(configs, values, rng)
+    width = table.shape[1]
+    block = max(1, GROUP_BLOCK_CELLS // width)  # configurations at a time: memory stays bounded
+    values = []
+    for start in range(0, present.size, block):
+        rows = table[present[start:start + block]]
+        mass = rows.sum(axis=1, keepdims=True)
+        uniform = np.full_like(rows, 1.0 / width, dtype=float)
+        probabilities = np.divide(rows, mass, out=uniform, where=mass > 0)
+        counts = group_counts(sizes[start:start + block], probabilities, rng, sampling)
+        values.append(np.repeat(np.tile(np.arange(width), rows.shape[0]), counts.ravel()))
+    return deal(configs, np.concatenate(values) if values else np.zeros(0, dtype=np.int64), rng)
 
 
 def draw(n: int, probabilities: np.ndarray, rng: np.random.Generator,
