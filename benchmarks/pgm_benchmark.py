@@ -10,7 +10,8 @@ Cases: synth-mst, synth-aim (3-way workload), synth-aim-2way, synth-aim-compress
 merged by noisy 1-way counts), mbi-mst, mbi-aim, mbi-aim-2way.
 Every run is a fresh process (its peak memory is its own; a synth run's is read when its synthetic
 table is drawn, before the scoring, since the model's exact marginals of 364 triples can take
-gigabytes on a large model). Error: mean over all 364 3-way marginals of the total-variation distance (half the L1 distance) between the normalised
+gigabytes on a large model). Error: mean over all 364 3-way marginals of the total-variation
+distance (half the L1 distance) between the normalised
 marginals of the original table and of a synthetic table with as many rows (pgm_common). A synth
 run also scores the fitted model's exact marginals (the error a perfect sampler would reach) and
 tables sampled from the same model with rounded draws only and i.i.d., so that a sampler
