@@ -182,3 +182,11 @@ def test_a_chunked_table_says_once_that_its_chunks_stay_rounded(monkeypatch):
     chunks = list(fitted.sample_chunks(700, seed=2, chunk_rows=200, progress=Recorder()))
     assert [len(c) for c in chunks] == [200, 200, 200, 100]
     assert len(messages) == 1 and "200 rows are sampled rounded, not matched" in messages[0]
+
+
+def test_the_reference_is_20_times_the_rows_within_its_caps():
+    assert matching.reference_rows(1_000, 364) == 20_000
+    assert matching.reference_rows(400_000, 364) == matching.MAX_REFERENCE_ROWS
+    wide = math.comb(100, 2)  # a 100-column table's pairs
+    assert matching.reference_rows(100_000, wide) == matching.MAX_REFERENCE_WORK // wide < 2_000_000
+    assert matching.reference_rows(500_000, 10**6) == 500_000  # never fewer than the table's rows

@@ -8,7 +8,7 @@ the random order in which values were dealt: on adult_coded (48,842 rows) an aim
 noise, not the model.
 
 Matching removes most of it. The target of a set of columns is its marginal in a reference
-sample drawn rounded from the model, twenty times the table's rows (at most ``MAX_REFERENCE_ROWS``),
+sample drawn rounded from the model, twenty times the table's rows (``reference_rows``: capped),
 scaled to the table's rows and rounded (``rounded_counts``: each count the floor or the ceiling of
 its expected count, unbiased): the reference's noise is a fifth of the table's, and it costs the
 same for every model (the exact marginals of hundreds of triples took minutes on large junction
@@ -46,7 +46,8 @@ from synth.progress import SILENT, Progress
 MAX_TRIPLES = 1_000  # up to 19 columns: beyond, matching targets the pairs
 MAX_CELLS = 1 << 25  # cells of all target marginals together (128 MiB of int32 residuals)
 REFERENCE_FACTOR = 20  # the reference sample has this many times the table's rows,
-MAX_REFERENCE_ROWS = 2_000_000  # but no more
+MAX_REFERENCE_ROWS = 2_000_000  # but no more,
+MAX_REFERENCE_WORK = 1 << 30  # and reference rows × target sets no more than this (a few seconds of counting)
 REFERENCE_CHUNK_CODES = 1 << 23  # codes of the reference drawn at once (64 MiB)
 MAX_ROUNDS = 3  # the first round gains most: 10 rounds would gain 0.0001 more on adult_coded
 MAX_STEPS = 10_000_000  # steps per table at most (20-40 s)
@@ -72,9 +73,12 @@ def target_sets(domain: Domain) -> list[tuple[int, ...]]:
     return sorted(kept)
 
 
-def reference_rows(n: int) -> int:
-    """Rows of the reference sample that sets the targets of an ``n``-row table."""
-    return min(REFERENCE_FACTOR * n, MAX_REFERENCE_ROWS)
+def reference_rows(n: int, sets: int) -> int:
+    """Rows of the reference sample that sets the targets of ``sets`` target sets of an ``n``-row
+    table: ``REFERENCE_FACTOR`` times the rows, at most ``MAX_REFERENCE_ROWS``, and fewer (but no
+    fewer than the table's) when counting them into every set would pass ``MAX_REFERENCE_WORK``
+    (a wide table's thousands of pairs)."""
+    return min(REFERENCE_FACTOR * n, MAX_REFERENCE_ROWS, max(n, MAX_REFERENCE_WORK // max(sets, 1)))
 
 
 class _Targets:
@@ -99,7 +103,7 @@ class _Targets:
         self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
                                 dtype=np.int64)
         reference = np.zeros(int(cells.sum()), dtype=np.int32)
-        wanted = reference_rows(codes.shape[0])
+        wanted = reference_rows(codes.shape[0], len(sets))
         chunk = max(1, REFERENCE_CHUNK_CODES // len(domain.names))
         for start in range(0, wanted, chunk):
             drawn = model.sample(min(chunk, wanted - start), rng, "rounded")
@@ -213,7 +217,7 @@ def match_marginals(codes: np.ndarray, model: Model, domain: Domain, rng: np.ran
         progress.message(f"note: {matched.shape[0]:,} rows are sampled rounded, not matched: matching is for tables "
                          f"of up to {MAX_ROWS:,} rows (above, it takes minutes and the noise it removes is small).")
         return matched
-    with progress.counter("a reference sample of the model", reference_rows(matched.shape[0])) as advance:
+    with progress.counter("a reference sample of the model", reference_rows(matched.shape[0], len(sets))) as advance:
         targets = _Targets(matched, model, domain, sets, rng, advance)
     sizes = np.asarray(domain.sizes, dtype=np.int64)
     score, left = targets.score(), MAX_STEPS
