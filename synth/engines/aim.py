@@ -17,10 +17,10 @@ model, then repeats rounds until the budget is spent. Each round
 4. anneals: when the refit moved that marginal by less than the expected noise, the next
    rounds get four times the ρ each (σ halves, ε doubles).
 
-A round's budget is ρ/T at first (T rounds, ``planned_rounds`` unless set: 2 to 16 per column,
-more for larger budgets, where the published AIM plans 16; 90 % measurement, 10 % selection);
-the last round takes exactly what is left. The fitted model is only used to choose; the Description holds the
-measurements, and generation refits them.
+A round's budget is ρ/T at first (T rounds, ``planned_rounds`` unless set: 2 to 16 per column, more
+for larger budgets, where the published AIM plans 16; 90 % measurement, 10 % selection); the last
+round takes exactly what is left. The fitted model is only used to choose; the Description holds
+the measurements, and generation refits them.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than
