@@ -63,6 +63,7 @@ from synth.model.estimation import estimate_total
 from synth.model.factor import Factor, align
 from synth.model.graphical import FitSummary, GraphicalModel, calibrate, marginalise
 from synth.model.junction_tree import JunctionTree, build_junction_tree
+from synth.model.kernels import row_sum, spread_onto
 
 WINDOW = 50  # iterations over which the relative loss improvement is judged
 OPTIMISM = 64.0  # the first curvature bound tried is the safe one divided by this
@@ -158,23 +159,29 @@ class _Plan:
         return values
 
     def push(self, tree: JunctionTree, gradients: Sequence[tuple[int, np.ndarray]]) -> dict[int, np.ndarray]:
-        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables."""
-        incoming: list[list[np.ndarray]] = [[] for _ in self.nodes]
+        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables:
+        each node's gradient, summed over the targets and nodes it serves, is spread over every cell
+        of its source that sums into it (the transpose of ``marginals``)."""
+        incoming: dict[int, np.ndarray] = {}
         for node, gradient in gradients:
-            incoming[node].append(gradient)
-        into_clique: dict[int, list[np.ndarray]] = defaultdict(list)
+            if node in incoming:
+                incoming[node] = incoming[node] + gradient
+            else:
+                incoming[node] = np.array(gradient, dtype=float)
+        directions: dict[int, np.ndarray] = {}
         for j in reversed(range(len(self.nodes))):
-            if not incoming[j]:
+            if j not in incoming:
                 continue
             n = self.nodes[j]
-            gradient = sum(incoming[j][1:], start=incoming[j][0])
-            (into_clique[n.clique] if n.source is None else incoming[n.source]).append(align(gradient, n.attrs, n.around))
-        directions = {}
-        for c, terms in into_clique.items():
-            direction = np.zeros(tree.domain.shape(tree.cliques[c]))
-            for term in terms:
-                direction += term
-            directions[c] = direction
+            if n.source is None:
+                into = directions.get(n.clique)
+                if into is None:
+                    into = directions[n.clique] = np.zeros(tree.domain.shape(tree.cliques[n.clique]))
+            else:
+                into = incoming.get(n.source)
+                if into is None:
+                    into = incoming[n.source] = np.zeros(self.domain.shape(n.around))
+            spread_onto(into, [n.around.index(a) for a in n.attrs], incoming.pop(j))
         return directions
 
 
@@ -251,7 +258,7 @@ def _potentials(tree: JunctionTree, marginals: Sequence[np.ndarray]) -> list[np.
     potentials = [np.log(np.maximum(np.ascontiguousarray(m, dtype=float), tiny)) for m in marginals]
     for _, child, separator in tree.edges:
         rows = np.ascontiguousarray(marginals[child]).reshape(tree.domain.size(separator), -1)
-        potentials[child].reshape(rows.shape[0], -1)[...] -= np.log(np.maximum(rows.sum(axis=1, keepdims=True), tiny))
+        potentials[child].reshape(rows.shape[0], -1)[...] -= np.log(np.maximum(row_sum(rows), tiny))
     return potentials
 
 

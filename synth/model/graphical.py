@@ -27,6 +27,7 @@ from synth.model.domain import Domain
 from synth.model.factor import Factor, align
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree
+from synth.model.kernels import row_max, row_sum, sum_onto
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
@@ -44,12 +45,13 @@ class FitSummary:
 def marginalise(table: np.ndarray, attrs: Sequence[str], keep: Sequence[str]) -> np.ndarray:
     """Sum a table over ``attrs`` onto ``keep`` (a subset), axes of the result in ``keep``'s order.
 
-    The result is C-contiguous (later arithmetic on it is then fast); it may be a view of
-    ``table`` when nothing is summed.
+    The result is C-contiguous (later arithmetic on it is then fast), of floats; it is ``table``
+    itself when nothing is summed or moved and ``table`` is a C-contiguous float array.
     """
-    labels = {a: i for i, a in enumerate(attrs)}
-    summed = np.einsum(table, list(range(len(attrs))), [labels[a] for a in keep], order="C")
-    return summed if summed.flags.c_contiguous else np.ascontiguousarray(summed)
+    attrs, keep = tuple(attrs), tuple(keep)
+    if keep == attrs:
+        return np.ascontiguousarray(table, dtype=float)
+    return sum_onto(table, [attrs.index(a) for a in keep])
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,10 @@ def calibrate(
     for parent, child, separator in reversed(tree.edges):
         source = np.reshape(log_belief(child), (domain.size(separator), -1))
         rows = tables[child].reshape(source.shape)
-        peak = source.max(axis=1, keepdims=True)
+        peak = row_max(source)
         np.subtract(source, peak, out=rows)
         np.exp(rows, out=rows)
-        sums = rows.sum(axis=1, keepdims=True)
+        sums = row_sum(rows)
         row_sums[child] = sums
         message = align((np.log(sums) + peak).reshape(domain.shape(separator)), separator, cliques[parent])
         np.add(log_belief(parent), message, out=tables[parent])

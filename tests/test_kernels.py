@@ -1,0 +1,80 @@
+"""The compiled table kernels agree with numpy's reductions and broadcasts, on every layout."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from synth.model.kernels import row_max, row_sum, spread_onto, sum_onto
+
+SHAPES = [(3,), (2, 3), (4, 1, 3), (2, 3, 4, 5), (3, 2, 1, 2, 4, 2), (5, 0, 2)]
+
+
+def layouts():
+    """Every shape above with every ordered choice of kept axes (up to 3 axes kept out of order)."""
+    for shape in SHAPES:
+        for k in range(len(shape) + 1):
+            for keep in itertools.permutations(range(len(shape)), k):
+                if k <= 3 or keep == tuple(sorted(keep)):
+                    yield shape, keep
+
+
+@pytest.mark.parametrize(("shape", "keep"), list(layouts()))
+def test_sum_onto_is_numpy_sum_then_transpose(shape, keep):
+    table = np.random.default_rng(len(shape) + 7 * len(keep)).normal(size=shape)
+    expected = np.einsum(table, list(range(len(shape))), list(keep))
+    got = sum_onto(table, keep)
+    assert got.shape == expected.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("shape", "keep"), list(layouts()))
+def test_spread_onto_is_the_broadcast_add_and_the_transpose_of_sum_onto(shape, keep):
+    rng = np.random.default_rng(3 + len(shape) + 5 * len(keep))
+    table = rng.normal(size=shape)
+    values = rng.normal(size=tuple(shape[k] for k in keep))
+    present = sorted(keep)
+    broadcast = values.transpose([keep.index(a) for a in present]).reshape(
+        [shape[a] if a in keep else 1 for a in range(len(shape))])
+    expected = table + broadcast
+    spread_onto(table, keep, values)
+    np.testing.assert_allclose(table, expected, rtol=1e-12, atol=1e-12)
+    # the transpose: <sum_onto(x), v> = <x, spread(v)> for any x
+    x = rng.normal(size=shape)
+    spread = np.zeros(shape)
+    spread_onto(spread, keep, values)
+    assert np.sum(sum_onto(x, keep) * values) == pytest.approx(np.sum(x * spread), abs=1e-9)
+
+
+def test_a_scalar_table_and_empty_keep():
+    assert sum_onto(np.array(2.5), []) == 2.5
+    table = np.arange(6.0).reshape(2, 3)
+    assert sum_onto(table, []) == pytest.approx(15.0)
+    spread_onto(table, [], np.array(1.0))
+    np.testing.assert_array_equal(table, np.arange(6.0).reshape(2, 3) + 1)
+
+
+def test_spread_onto_refuses_what_it_cannot_change_in_place():
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        spread_onto(np.zeros((3, 2), dtype=np.float32), [0], np.zeros(3))
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        spread_onto(np.zeros((3, 2)).T, [0], np.zeros(2))
+    with pytest.raises(ValueError, match="cannot spread"):
+        spread_onto(np.zeros((3, 2)), [0], np.zeros(2))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 1), (7, 3), (1000, 4), (3, 5000)])
+def test_row_max_and_row_sum_are_numpy_s(shape):
+    table = np.random.default_rng(shape[0]).normal(size=shape) * 50
+    table[0, 0] = -np.inf  # a structural zero's log-potential
+    np.testing.assert_array_equal(row_max(table), table.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(row_sum(np.exp(table)), np.exp(table).sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+def test_row_max_of_an_all_minus_infinity_row_is_minus_infinity_and_nan_stays_nan():
+    table = np.array([[-np.inf, -np.inf], [1.0, np.nan], [np.nan, 1.0]])
+    got = row_max(table).ravel()
+    assert got[0] == -np.inf
+    assert np.isnan(row_sum(table).ravel()[1:]).all()
