@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from synth.model.kernels import row_max, row_sum, spread_onto, sum_onto
+from synth.model.kernels import move_towards, row_max, row_sum, scale_rows, shift_rows, spread_onto, sum_onto
 
 SHAPES = [(3,), (2, 3), (4, 1, 3), (2, 3, 4, 5), (3, 2, 1, 2, 4, 2), (5, 0, 2)]
 
@@ -78,3 +78,23 @@ def test_row_max_of_an_all_minus_infinity_row_is_minus_infinity_and_nan_stays_na
     got = row_max(table).ravel()
     assert got[0] == -np.inf
     assert np.isnan(row_sum(table).ravel()[1:]).all()
+
+
+def test_row_shifts_and_scalings_and_moving_towards_are_numpy_s():
+    rng = np.random.default_rng(11)
+    table = rng.normal(size=(40, 3))
+    shifts, factors = rng.normal(size=(40, 1)), rng.random(size=(40, 1))
+    out = np.empty_like(table)
+    shift_rows(table, shifts, out)
+    np.testing.assert_allclose(out, table - shifts, rtol=1e-15)
+    shift_rows(out, -shifts, out)  # in place
+    np.testing.assert_allclose(out, table, rtol=1e-12, atol=1e-12)
+    scaled = table.copy()
+    scale_rows(scaled, factors)
+    np.testing.assert_allclose(scaled, table * factors, rtol=1e-15)
+    target = rng.normal(size=(40, 3))
+    moved = table.copy()
+    move_towards(moved, target, 0.3)
+    np.testing.assert_allclose(moved, 0.7 * table + 0.3 * target, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="cannot move"):
+        move_towards(moved, target[:, :2], 0.3)

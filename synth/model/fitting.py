@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +63,7 @@ from synth.model.estimation import estimate_total
 from synth.model.factor import Factor, align
 from synth.model.graphical import FitSummary, GraphicalModel, calibrate, marginalise
 from synth.model.junction_tree import JunctionTree, build_junction_tree
-from synth.model.kernels import row_sum, spread_onto
+from synth.model.kernels import move_towards, row_sum, spread_onto
 
 WINDOW = 50  # iterations over which the relative loss improvement is judged
 OPTIMISM = 64.0  # the first curvature bound tried is the safe one divided by this
@@ -158,31 +158,25 @@ class _Plan:
             values.append(marginalise(clique_tables[n.clique] if n.source is None else values[n.source], n.around, n.attrs))
         return values
 
-    def push(self, tree: JunctionTree, gradients: Sequence[tuple[int, np.ndarray]]) -> dict[int, np.ndarray]:
-        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables:
-        each node's gradient, summed over the targets and nodes it serves, is spread over every cell
-        of its source that sums into it (the transpose of ``marginals``)."""
+    def push(self, gradients: Sequence[tuple[int, np.ndarray]], into: Mapping[int, np.ndarray]) -> None:
+        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables
+        and added to ``into`` (a table per clique the plan reads): each node's gradient, summed over
+        the targets and nodes it serves, is spread over every cell of its source that sums into it
+        (the transpose of ``marginals``)."""
         incoming: dict[int, np.ndarray] = {}
         for node, gradient in gradients:
-            if node in incoming:
-                incoming[node] = incoming[node] + gradient
-            else:
-                incoming[node] = np.array(gradient, dtype=float)
-        directions: dict[int, np.ndarray] = {}
+            incoming[node] = incoming[node] + gradient if node in incoming else np.array(gradient, dtype=float)
         for j in reversed(range(len(self.nodes))):
             if j not in incoming:
                 continue
             n = self.nodes[j]
             if n.source is None:
-                into = directions.get(n.clique)
-                if into is None:
-                    into = directions[n.clique] = np.zeros(tree.domain.shape(tree.cliques[n.clique]))
+                table = into[n.clique]
+            elif n.source in incoming:
+                table = incoming[n.source]
             else:
-                into = incoming.get(n.source)
-                if into is None:
-                    into = incoming[n.source] = np.zeros(self.domain.shape(n.around))
-            spread_onto(into, [n.around.index(a) for a in n.attrs], incoming.pop(j))
-        return directions
+                table = incoming[n.source] = np.zeros(self.domain.shape(n.around))
+            spread_onto(table, [n.around.index(a) for a in n.attrs], incoming.pop(j))
 
 
 def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
@@ -332,9 +326,10 @@ def fit_graphical_model(
             gradients = [t.precision * (mu - t.mean) for t, mu in zip(targets, measured_y)]
             step = 1.0 / (weight_now * bound)
             trial_theta = list(theta)
-            for c, direction in plan.push(tree, [(t.node, t.spread(g)) for t, g in zip(targets, gradients)]).items():
-                trial_theta[c] = np.multiply(direction, -step, out=spare[c])
-                trial_theta[c] += theta[c]
+            for c in steered:
+                np.copyto(spare[c], theta[c])
+                trial_theta[c] = spare[c]
+            plan.push([(t.node, -step * t.spread(g)) for t, g in zip(targets, gradients)], into=spare)
             trial = calibrate(tree, trial_theta, total, out=spare_z)
             measured_trial = _measured(plan, targets, trial.marginals)
             divergence = (-step * sum(_dot(mu, g) for mu, g in zip(measured_trial, gradients))
@@ -355,8 +350,7 @@ def fit_graphical_model(
             spare_z, z = z, trial.marginals
             log_partition, measured_z = trial.log_partition, measured_trial
             for table, new in zip(x, z):
-                table *= 1 - weight_now
-                table += weight_now * new
+                move_towards(table, new, weight_now)
             measured_x, loss, restart = measured_next, next_loss, False
         else:  # the momentum overshot: keep x, and restart z from it
             theta = _potentials(tree, x)

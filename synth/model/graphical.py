@@ -27,7 +27,7 @@ from synth.model.domain import Domain
 from synth.model.factor import Factor, align
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree
-from synth.model.kernels import row_max, row_sum, sum_onto
+from synth.model.kernels import row_max, row_sum, scale_rows, shift_rows, spread_onto, sum_onto
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
 MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
@@ -76,8 +76,9 @@ def calibrate(
     log-belief (its potential plus its children's messages) is shifted by its maximum within each
     separator configuration and exponentiated in place; the row sums give the message to the
     parent. Downward, a child's marginal is that table divided by its row sums (its conditional
-    given the separator) times the parent's separator marginal. One ``exp`` per cell, no copy of
-    the potentials, and no logarithm of a possibly-zero number.
+    given the separator) times the parent's separator marginal. One ``exp`` per cell, and no
+    logarithm of a possibly-zero number. The row-wise and broadcast steps run in compiled
+    kernels (``synth.model.kernels``).
     """
     domain, cliques = tree.domain, tree.cliques
     tables = [np.empty(domain.shape(c)) for c in cliques] if out is None else out
@@ -91,13 +92,15 @@ def calibrate(
         source = np.reshape(log_belief(child), (domain.size(separator), -1))
         rows = tables[child].reshape(source.shape)
         peak = row_max(source)
-        np.subtract(source, peak, out=rows)
+        shift_rows(source, peak, rows)
         np.exp(rows, out=rows)
         sums = row_sum(rows)
         row_sums[child] = sums
-        message = align((np.log(sums) + peak).reshape(domain.shape(separator)), separator, cliques[parent])
-        np.add(log_belief(parent), message, out=tables[parent])
-        started.add(parent)
+        if parent not in started:
+            np.copyto(tables[parent], log_potentials[parent])
+            started.add(parent)
+        spread_onto(tables[parent], [cliques[parent].index(a) for a in separator],
+                    (np.log(sums) + peak).reshape(domain.shape(separator)))
     root = tables[0]
     source = log_belief(0)
     peak = source.max()
@@ -107,8 +110,8 @@ def calibrate(
     root *= total / mass
     for parent, child, separator in tree.edges:
         sums = row_sums[child]
-        rows = tables[child].reshape(sums.shape[0], -1)
-        rows *= marginalise(tables[parent], cliques[parent], separator).reshape(sums.shape) / sums
+        scale_rows(tables[child].reshape(sums.shape[0], -1),
+                   marginalise(tables[parent], cliques[parent], separator).reshape(sums.shape) / sums)
     return Calibration(tables, float(peak + np.log(mass)))
 
 
