@@ -275,3 +275,20 @@ def test_sampling_never_rounds_a_deterministic_share():
     assert rounded == {(0, 1), (1, 0)}
     thirds = {int(model.sample(3, np.random.default_rng(seed))[:, 0].sum()) for seed in range(20)}
     assert thirds == {1, 2}
+
+
+def test_marginal_cost_counts_the_cliques_summed_and_the_products_formed():
+    model = random_model(STRUCTURES[0], seed=5)  # a chain a-b-c-d: cliques (a, b), (b, c), (c, d)
+    size = model.domain.size
+    assert model.marginal_cost(("a",)) == size(("a", "b"))  # inside one clique: that clique's table
+    # a and d: the whole chain is summed, then (a, b) × (b, c) × (c, d) contracted: at least the three
+    # cliques plus a product over three columns
+    far = model.marginal_cost(("a", "d"))
+    assert far >= size(("a", "b")) + size(("b", "c")) + size(("c", "d")) + min(
+        size(("a", "b", "c")), size(("b", "c", "d")))
+    assert far > model.marginal_cost(("a", "c")) > model.marginal_cost(("a", "b"))
+    model.marginal(("a", "d"))
+    assert model.marginal_cost(("d", "a")) == 0  # cached
+    assert model.marginal_cost(()) == 0
+    pieces = random_model(STRUCTURES[5], seed=5)  # independent parts: each part's cliques
+    assert pieces.marginal_cost(("a", "c")) == pieces.domain.size(("a",)) + pieces.domain.size(("c", "d"))

@@ -23,6 +23,7 @@ from synth.generate import fit
 from synth.model.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel
+from synth.model.independent import ProductModel
 from synth.model.junction_tree import build_junction_tree
 from synth.model.matching import match_marginals, sample_codes, target_sets
 from synth.progress import Progress
@@ -56,12 +57,13 @@ def test_target_sets_are_triples_then_pairs_within_the_cell_cap(monkeypatch):
     assert not np.array_equal(matched, codes)
 
 
-def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact():
+@pytest.mark.parametrize("exact", [True, False])
+def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact(exact):
     model = random_model(STRUCTURES[3], seed=3, scale=1.5)
     domain = model.domain
     codes = model.sample(2_000, np.random.default_rng(0), "iid")  # far from the model: much to correct
     sets = target_sets(domain)
-    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(1))
+    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(1), exact)
     goal = {}
     for j, s in enumerate(sets):
         start, cells = targets.offsets[j], domain.size([domain.names[c] for c in s])
@@ -94,7 +96,9 @@ def test_matched_tables_follow_every_triple_far_closer_than_rounded_ones(structu
     assert errors["matched"].max() < errors["rounded"].mean(), errors
 
 
-def test_a_structural_zero_stays_empty():
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_structural_zero_stays_empty(exact, monkeypatch):
+    monkeypatch.setattr(matching, "exact_is_cheaper", lambda *args: exact)
     domain = Domain(("a", "b", "c", "d"), (3, 3, 3, 3))
     rng = np.random.default_rng(2)
     ab = rng.normal(size=(3, 3))
@@ -130,7 +134,7 @@ def test_targets_follow_the_model_far_closer_than_a_table_of_its_rows(structure)
     domain = model.domain
     sets = target_sets(domain)
     codes = model.sample(2_000, np.random.default_rng(3), "iid")
-    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(4))
+    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(4), exact=False)
     target_error, table_error = [], []
     for j, s in enumerate(sets):
         names = [domain.names[c] for c in s]
@@ -143,6 +147,37 @@ def test_targets_follow_the_model_far_closer_than_a_table_of_its_rows(structure)
         target_error.append(np.abs(target - expected).sum())
         table_error.append(np.abs(counts - expected).sum())
     assert np.mean(target_error) < 0.3 * np.mean(table_error), (np.mean(target_error), np.mean(table_error))
+
+
+def test_exact_targets_are_the_model_s_marginals_rounded():
+    """Each exact target count is the floor or the ceiling of the model's expected count."""
+    model = random_model(STRUCTURES[6], seed=7, scale=1.5)
+    domain = model.domain
+    sets = target_sets(domain)
+    codes = model.sample(2_000, np.random.default_rng(3), "iid")
+    targets = matching._Targets(codes, model, domain, sets, np.random.default_rng(4), exact=True)
+    for j, s in enumerate(sets):
+        names = [domain.names[c] for c in s]
+        cells = domain.size(names)
+        counts = np.bincount(np.ravel_multi_index([codes[:, c] for c in s], domain.shape(names)), minlength=cells)
+        target = counts - targets.residuals[targets.offsets[j]:targets.offsets[j] + cells]
+        expected = np.ravel(model.marginal(names))
+        expected = len(codes) * expected / expected.sum()
+        assert target.sum() == len(codes)
+        assert np.all((target == np.floor(expected)) | (target == np.ceil(expected)))
+
+
+def test_exact_targets_when_they_cost_less_than_counting_the_reference():
+    model = random_model(STRUCTURES[6], seed=7)
+    domain = model.domain
+    sets = target_sets(domain)
+    costs = [model.marginal_cost([domain.names[c] for c in s]) for s in sets]
+    assert all(c > 0 for c in costs)
+    assert matching.exact_is_cheaper(model, domain, sets, 100)  # reference work: 2,000 rows per set
+    assert not matching.exact_is_cheaper(model, domain, sets, 1)  # 20 rows per set: fewer than the exact cost
+    assert matching.reference_rows(1, len(sets)) * len(sets) < sum(costs)
+    products = ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), 100.0)
+    assert not matching.exact_is_cheaper(products, domain, sets, 100)  # it cannot tell: the reference
 
 
 def test_fitted_models_sample_matched_by_default_and_keep_conditions():

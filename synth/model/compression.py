@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.measurement import Measurement
-from synth.model.interface import Evidence, Model
+from synth.model.interface import Evidence, Model, marginal_cost
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
 
 SUPPORT_THRESHOLD = 3.0  # noise deviations a noisy count must reach for its code to be kept
@@ -160,6 +160,9 @@ class ExpandedModel:
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         return expand_marginal(self.model.marginal(attrs), attrs, self.compression, self._shares())
+
+    def marginal_cost(self, attrs: Sequence[str]) -> int | None:
+        return marginal_cost(self.model, attrs)
 
     def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         return expand_codes(self.model.sample(n, rng, sampling), self.names, self.compression, rng, self._shares(),

@@ -120,6 +120,9 @@ class DerivedModel:
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
         return self.model.marginal(attrs)
 
+    def marginal_cost(self, attrs: Sequence[str]) -> int:
+        return self.model.marginal_cost(attrs)
+
     def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         return np.ascontiguousarray(self.model.sample(n, rng, sampling)[:, :len(self.base)])
 

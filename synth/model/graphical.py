@@ -125,26 +125,38 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     return np.einsum(*operands, [labels[a] for a in out], optimize=len(factors) > 2)
 
 
-def _scope(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], attr: str) -> set[str]:
-    """Attributes of the factors holding ``attr``: what multiplying them together spans."""
-    return {a for names, _ in factors if attr in names for a in names}
+def elimination_steps(domain: Domain, scopes: Sequence[tuple[str, ...]], attrs: tuple[str, ...],
+                      ) -> list[tuple[list[int], tuple[str, ...], int]]:
+    """The greedy plan ``eliminate`` follows for tables over ``scopes``, from sizes only: while an
+    attribute outside ``attrs`` is left, pick the one whose tables span the fewest cells; the step
+    multiplies those tables (their positions in the running list, where each step's result goes
+    last) and keeps the attributes still wanted or held by another table. Each step also gives
+    the cells its product spans (its cost)."""
+    scopes = [tuple(s) for s in scopes]
+    hidden = {a for s in scopes for a in s} - set(attrs)
+    steps = []
+    while hidden:
+        attr = min(sorted(hidden, key=domain.index),
+                   key=lambda a: domain.size({b for s in scopes if a in s for b in s}))
+        involved = [i for i, s in enumerate(scopes) if attr in s]
+        rest = [s for s in scopes if attr not in s]
+        span = {a for i in involved for a in scopes[i]}
+        kept = domain.canonical(a for a in span if a in attrs or any(a in s for s in rest))
+        steps.append((involved, kept, domain.size(span)))
+        scopes = rest + [kept]
+        hidden -= span - set(kept)
+    return steps
 
 
 def eliminate(domain: Domain, factors: Sequence[tuple[tuple[str, ...], np.ndarray]],
               attrs: tuple[str, ...]) -> np.ndarray:
-    """Sum over every attribute but ``attrs`` of the product of ``factors`` (axes: ``attrs``), greedily:
-    pick the hidden attribute whose tables span the fewest cells, multiply them and sum out every
-    attribute that no other table holds."""
+    """Sum over every attribute but ``attrs`` of the product of ``factors`` (axes: ``attrs``), greedily
+    (``elimination_steps``): multiply the tables of one hidden attribute at a time and sum out
+    every attribute that no other table holds."""
     factors = list(factors)
-    hidden = {a for names, _ in factors for a in names} - set(attrs)
-    while hidden:
-        attr = min(sorted(hidden, key=domain.index), key=lambda a: domain.size(_scope(factors, a)))
-        involved = [f for f in factors if attr in f[0]]
-        factors = [f for f in factors if attr not in f[0]]
-        scope = _scope(involved, attr)
-        kept = domain.canonical(a for a in scope if a in attrs or any(a in names for names, _ in factors))
-        factors.append((kept, _contract(involved, kept)))
-        hidden -= scope - set(kept)
+    for involved, kept, _ in elimination_steps(domain, [names for names, _ in factors], attrs):
+        product = _contract([factors[i] for i in involved], kept)
+        factors = [f for i, f in enumerate(factors) if i not in involved] + [(kept, product)]
     return _contract(factors, attrs)
 
 
@@ -225,37 +237,62 @@ class CalibratedTree:
         product = _contract(parts, attrs)
         return product / self.total ** (len(parts) - 1)
 
-    def _eliminate_within(self, attrs: tuple[str, ...], subtree: set[int]) -> np.ndarray:
-        """Variable elimination over a connected subtree covering ``attrs``.
-
-        The subtree's distribution is its top clique's marginal times every other clique's
-        conditional given its separator with its parent. An attribute that is neither wanted nor
-        in one of a clique's separators within the subtree appears in no other clique of it, so it
-        is summed out of that clique's table first. The tables left are then contracted greedily:
-        pick the hidden attribute whose tables span the fewest cells, multiply them and sum out
-        every attribute that no other table holds (a whole separator at once, typically).
-        """
-        tables = self._calibrated()
-        if len(subtree) == 1:
-            (only,) = subtree
-            return marginalise(tables[only], self.cliques[only], attrs)
+    def _subtree_walk(self, attrs: tuple[str, ...], subtree: set[int]
+                      ) -> list[tuple[int | None, int, tuple[str, ...], tuple[str, ...]]]:
+        """The cliques of a connected subtree covering ``attrs``, its top clique first, each as
+        (parent or None, clique, separator with the parent, attributes kept): those wanted or in
+        one of the clique's separators within the subtree (any other appears in no other clique
+        of it, so it is summed out of that clique's table first)."""
         edges = [(p, c, sep) for p, c, sep in self.junction_tree.edges if p in subtree and c in subtree]
         (top,) = subtree - {c for _, c, _ in edges}
         shared: dict[int, set[str]] = {i: set(attrs) for i in subtree}
         for parent, child, separator in edges:
             shared[parent].update(separator)
             shared[child].update(separator)
-        factors: list[tuple[tuple[str, ...], np.ndarray]] = []
         walk: list[tuple[int | None, int, tuple[str, ...]]] = [(None, top, ()), *edges]
-        for above, child, separator in walk:
-            clique = self.cliques[child]
-            kept = tuple(a for a in clique if a in shared[child])
-            table = marginalise(tables[child], clique, kept)
+        return [(above, child, separator, tuple(a for a in self.cliques[child] if a in shared[child]))
+                for above, child, separator in walk]
+
+    def _eliminate_within(self, attrs: tuple[str, ...], subtree: set[int]) -> np.ndarray:
+        """Variable elimination over a connected subtree covering ``attrs``.
+
+        The subtree's distribution is its top clique's marginal times every other clique's
+        conditional given its separator with its parent (``_subtree_walk``: each clique's table
+        first summed onto the attributes kept). The tables are then contracted by ``eliminate``
+        (a whole separator at once, typically).
+        """
+        tables = self._calibrated()
+        if len(subtree) == 1:
+            (only,) = subtree
+            return marginalise(tables[only], self.cliques[only], attrs)
+        factors: list[tuple[tuple[str, ...], np.ndarray]] = []
+        for above, child, separator, kept in self._subtree_walk(attrs, subtree):
+            table = marginalise(tables[child], self.cliques[child], kept)
             if above is not None:
                 sums = align(marginalise(table, kept, separator), separator, kept)
                 table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
             factors.append((kept, table))
         return eliminate(self.domain, factors, attrs)
+
+    def marginal_cost(self, attrs: Sequence[str]) -> int:
+        """About how many cells computing ``marginal(attrs)`` passes over, from the structure only
+        (no table is touched): the cliques summed, plus the products variable elimination forms;
+        0 when the marginal is cached. A caller can weigh it against another way to the same end."""
+        key = self.domain.canonical(tuple(attrs))
+        if not key or key in self._cache:
+            return 0
+        home = self.junction_tree.containing(key)
+        if home is not None:
+            return self.domain.size(self.cliques[home])
+        cost = 0
+        for subtree in self.junction_tree.covering_subtrees(key):
+            held = set().union(*(self.cliques[i] for i in subtree))
+            inside = tuple(a for a in key if a in held)
+            cost += sum(self.domain.size(self.cliques[i]) for i in subtree)
+            if len(subtree) > 1:
+                scopes = [kept for _, _, _, kept in self._subtree_walk(inside, subtree)]
+                cost += sum(span for _, _, span in elimination_steps(self.domain, scopes, inside))
+        return cost
 
     def sample(self, n: int, rng: np.random.Generator, sampling: Draws = DEFAULT_DRAWS) -> np.ndarray:
         """``n`` rows of codes, shape (n, attributes), columns in domain order, under ``sampling``

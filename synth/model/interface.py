@@ -3,7 +3,7 @@
 A model is a distribution over the codes of a domain, scaled to ``total`` rows: ``marginal(attrs)``
 gives counts, ``sample(n, rng, sampling)`` rows of codes (rounded counts or i.i.d. draws, see
 ``synth.model.sampling``), and ``given(evidence)`` the same model
-conditioned on evidence. Evidence maps an attribute to one weight per code in [0, 1]: 1 for a
+conditioned on evidence. A model may also estimate what a marginal costs (``marginal_cost``). Evidence maps an attribute to one weight per code in [0, 1]: 1 for a
 code a condition keeps whole, 0 for one it excludes, a fraction for a numeric bin it keeps in
 part (the share of the bin's values that lie inside a range). The conditioned model is
 
@@ -44,6 +44,13 @@ class Model(Protocol):
     def sample(self, n: int, rng: np.random.Generator, sampling: Draws = ...) -> np.ndarray: ...
 
     def given(self, evidence: Evidence) -> Model: ...
+
+
+def marginal_cost(model: Model, attrs: Sequence[str]) -> int | None:
+    """About how many cells ``model.marginal(attrs)`` passes over, when the model can tell from its
+    structure (a junction tree can: ``CalibratedTree.marginal_cost``); None when it cannot."""
+    estimate = getattr(model, "marginal_cost", None)
+    return None if estimate is None else estimate(attrs)
 
 
 def check_evidence(domain: Domain, evidence: Evidence) -> None:

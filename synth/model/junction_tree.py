@@ -64,6 +64,8 @@ def maximal_cliques(domain: Domain, cliques: Iterable[Sequence[str]]) -> list[tu
         for v in _bits(remaining):
             neighbours = adjacency[v] & remaining
             fill = sum((neighbours & ~adjacency[u]).bit_count() - 1 for u in _bits(neighbours)) // 2
+            if best_key is not None and fill > best_key[0]:
+                continue  # its cells cannot matter
             key = (fill, math.prod(domain.sizes[u] for u in _bits(neighbours | 1 << v)))
             if best_key is None or key < best_key:
                 best_key, best = key, v

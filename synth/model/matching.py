@@ -39,7 +39,7 @@ import numba
 import numpy as np
 
 from synth.model.domain import Domain
-from synth.model.interface import Model
+from synth.model.interface import MIN_PROBABILITY, Model, marginal_cost
 from synth.model.sampling import DEFAULT_SAMPLING, Sampling, rounded_counts
 from synth.progress import SILENT, Progress
 
@@ -81,27 +81,58 @@ def reference_rows(n: int, sets: int) -> int:
     return min(REFERENCE_FACTOR * n, MAX_REFERENCE_ROWS, max(n, MAX_REFERENCE_WORK // max(sets, 1)))
 
 
+def exact_is_cheaper(model: Model, domain: Domain, sets: Sequence[tuple[int, ...]], rows: int) -> bool:
+    """Whether the model's exact marginals of ``sets`` cost no more cells (``marginal_cost``, from the
+    model's structure) than counting the reference sample of a ``rows``-row table into them: true
+    for small junction trees (an mst tree of pairs), false for a model that cannot tell or whose
+    marginals need variable elimination over large separators."""
+    costs = [marginal_cost(model, [domain.names[c] for c in s]) for s in sets]
+    return all(c is not None for c in costs) and sum(c or 0 for c in costs) <= reference_rows(rows, len(sets)) * len(sets)
+
+
 class _Targets:
     """The residuals (table counts minus targets) of every target set in one flat int32 array, with
-    each set's columns, offset and strides, which cells a move may enter (``possible``: the
-    reference sample holds them), and for each column the sets holding it (the first ``held[c]``
-    entries of its row).
+    each set's columns, offset and strides, which cells a move may enter (``possible``), and for
+    each column the sets holding it (the first ``held[c]`` entries of its row).
 
-    A set's target is its counts in a reference sample of ``reference_rows`` rows drawn rounded
-    from the model, scaled to the table's rows and rounded without bias (``rounded_counts``). The
-    reference costs the same for every model, where the model's exact marginals of hundreds of
-    triples cost minutes on a large junction tree, and its sampling noise is a fifth of the
-    table's (20 times the rows). On adult_coded at ε = 1, matching to it scores as matching to the
-    exact marginals did for aim (0.0760 against 0.0761, two seeds) and 0.0002 worse for mst."""
+    With ``exact``, a set's target is the model's marginal, scaled to the table's rows and rounded
+    without bias (``rounded_counts``), and a move may enter a cell of probability at least
+    ``MIN_PROBABILITY``. Otherwise it is the set's counts in a reference sample of
+    ``reference_rows`` rows drawn rounded from the model, scaled and rounded the same way, and a
+    move may enter a cell the reference drew. The reference costs the same for every model, where
+    the exact marginals of hundreds of triples cost minutes on a large junction tree, and its
+    sampling noise is a fifth of the table's (20 times the rows). On adult_coded at ε = 1,
+    matching to it scores as matching to the exact marginals does for aim (0.0760 against 0.0761,
+    two seeds) and 0.0002 worse for mst, whose exact marginals are cheap (``exact_is_cheaper``)."""
 
     def __init__(self, codes: np.ndarray, model: Model, domain: Domain, sets: Sequence[tuple[int, ...]],
-                 rng: np.random.Generator, advance: Callable[[int], None] = lambda done: None) -> None:
+                 rng: np.random.Generator, exact: bool, advance: Callable[[int], None] = lambda done: None) -> None:
         k = len(sets[0])
         cells = np.array([math.prod(domain.sizes[c] for c in s) for s in sets], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
         self.columns = np.array(sets, dtype=np.int64)
         self.strides = np.array([[math.prod(domain.sizes[c] for c in s[q + 1:]) for q in range(k)] for s in sets],
                                 dtype=np.int64)
+        holding = [[j for j, s in enumerate(sets) if c in s] for c in range(len(domain.names))]
+        self.held = np.array([len(h) for h in holding], dtype=np.int64)  # the cell cap may leave some out
+        self.sets_of_column = np.zeros((len(domain.names), int(self.held.max())), dtype=np.int64)
+        self.position = np.zeros_like(self.sets_of_column)
+        for c, h in enumerate(holding):
+            self.sets_of_column[c, :len(h)] = h
+            self.position[c, :len(h)] = [sets[j].index(c) for j in h]
+        self.residuals = np.zeros(int(cells.sum()), dtype=np.int32)
+        _count(codes, self.columns, self.strides, self.offsets, self.residuals)
+        n = np.array([float(codes.shape[0])])
+        segments = [slice(self.offsets[j], self.offsets[j] + cells[j]) for j in range(len(sets))]
+        if exact:
+            self.possible = np.empty(int(cells.sum()), dtype=np.bool_)
+            for j, s in enumerate(sets):
+                marginal = np.maximum(np.asarray(model.marginal([domain.names[c] for c in s]), dtype=float).ravel(), 0)
+                share = marginal / marginal.sum()
+                self.possible[segments[j]] = share >= MIN_PROBABILITY
+                self.residuals[segments[j]] -= rounded_counts(n, share[None, :], rng)[0].astype(np.int32)
+                advance(j + 1)
+            return
         reference = np.zeros(int(cells.sum()), dtype=np.int32)
         wanted = reference_rows(codes.shape[0], len(sets))
         chunk = max(1, REFERENCE_CHUNK_CODES // len(domain.names))
@@ -110,19 +141,8 @@ class _Targets:
             _count(drawn, self.columns, self.strides, self.offsets, reference)
             advance(min(start + chunk, wanted))
         self.possible = reference > 0
-        self.residuals = np.zeros(int(cells.sum()), dtype=np.int32)
-        _count(codes, self.columns, self.strides, self.offsets, self.residuals)
-        n = np.array([float(codes.shape[0])])
-        for j in range(len(sets)):
-            segment = slice(self.offsets[j], self.offsets[j] + cells[j])
+        for segment in segments:
             self.residuals[segment] -= rounded_counts(n, reference[segment][None, :] / wanted, rng)[0].astype(np.int32)
-        holding = [[j for j, s in enumerate(sets) if c in s] for c in range(len(domain.names))]
-        self.held = np.array([len(h) for h in holding], dtype=np.int64)  # the cell cap may leave some out
-        self.sets_of_column = np.zeros((len(domain.names), int(self.held.max())), dtype=np.int64)
-        self.position = np.zeros_like(self.sets_of_column)
-        for c, h in enumerate(holding):
-            self.sets_of_column[c, :len(h)] = h
-            self.position[c, :len(h)] = [sets[j].index(c) for j in h]
 
     def score(self) -> int:
         return int(np.abs(self.residuals).sum())
@@ -217,8 +237,10 @@ def match_marginals(codes: np.ndarray, model: Model, domain: Domain, rng: np.ran
         progress.message(f"note: {matched.shape[0]:,} rows are sampled rounded, not matched: matching is for tables "
                          f"of up to {MAX_ROWS:,} rows (above, it takes minutes and the noise it removes is small).")
         return matched
-    with progress.counter("a reference sample of the model", reference_rows(matched.shape[0], len(sets))) as advance:
-        targets = _Targets(matched, model, domain, sets, rng, advance)
+    exact = exact_is_cheaper(model, domain, sets, matched.shape[0])
+    with (progress.counter("the model's marginals to match", len(sets)) if exact else
+          progress.counter("a reference sample of the model", reference_rows(matched.shape[0], len(sets)))) as advance:
+        targets = _Targets(matched, model, domain, sets, rng, exact, advance)
     sizes = np.asarray(domain.sizes, dtype=np.int64)
     score, left = targets.score(), MAX_STEPS
     with progress.counter("matching the model's marginals", MAX_ROUNDS) as advance:
