@@ -2,8 +2,10 @@
 
 What is tested: the target sets (triples, pairs beyond 19 columns, the cell cap); each batch of
 steps lowers the summed L1 residual or leaves it, and keeps the residuals equal to the table's
-counts minus the targets (the bookkeeping a wrong update would break); the targets (from a
-reference sample 20 times the rows) are far closer to the model than a table of the rows; matched
+counts minus the targets (the bookkeeping a wrong update would break), with exact targets and
+with a reference sample's; exact targets are the model's marginals rounded, and are chosen when
+they cost less than the reference; the targets from a reference sample 20 times the rows are far
+closer to the model than a table of the rows; matched
 tables follow the model's marginals on every triple much closer than rounded ones (fixed seeds, a
 margin a no-op would miss); a structural zero stays empty; conditions and seeds behave as before;
 the user's paths (``sample``, ``--sampling``) default to it.

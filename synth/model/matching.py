@@ -7,16 +7,19 @@ the random order in which values were dealt: on adult_coded (48,842 rows) an aim
 3-way marginals are 0.080 from the data's, the rounded table's 0.087, and most of the gap is that
 noise, not the model.
 
-Matching removes most of it. The target of a set of columns is its marginal in a reference sample
-drawn rounded from the model, twenty times the table's rows (``reference_rows``: capped), scaled to
+Matching removes most of it. The target of a set of columns is the model's marginal, scaled to
 the table's rows and rounded (``rounded_counts``: each count the floor or the ceiling of its
-expected count, unbiased): the reference's noise is a fifth of the table's, and it costs the same
-for every model (the exact marginals of hundreds of triples took minutes on large junction trees,
-for the same accuracy). The score of a table is the sum over the target sets of the L1 distance
-between its counts and the targets. A step picks a random row and column, and moves the row's cell
-to the value of that column that lowers the score most, if any does (ties broken at random), never
-into a cell of a target set that the reference never drew (so a structural zero stays empty); every
-step lowers the score or changes nothing. Steps run in rounds of (rows × columns) until a round
+expected count, unbiased), when the model's structure says those marginals cost fewer cells than
+counting a reference sample (``exact_is_cheaper``: small junction trees). Otherwise it is the set's
+marginal in a reference sample drawn rounded from the model, twenty times the table's rows
+(``reference_rows``: capped), scaled and rounded the same way: the reference's noise is a fifth of
+the table's, and it costs the same for every model (the exact marginals of hundreds of triples
+take minutes on large junction trees, for the same accuracy). The score of a table is the sum
+over the target sets of the L1 distance between its counts and the targets. A step picks a random
+row and column, and moves the row's cell to the value of that column that lowers the score most,
+if any does (ties broken at random), never into a cell of a target set that the model gives no
+probability, or the reference never drew (so a structural zero stays empty); every step lowers
+the score or changes nothing. Steps run in rounds of (rows × columns) until a round
 lowers the score by less than ``STOP_GAIN`` of itself, at most ``MAX_ROUNDS`` rounds and
 ``MAX_STEPS`` steps. Tables of more than ``MAX_ROWS`` rows are left rounded, and the progress says
 so: the noise matching removes shrinks as tables grow (the same aim model sampled to a million
