@@ -149,6 +149,26 @@ def test_engines_are_typed_against_the_boundary_protocol_not_the_curator() -> No
     assert importers == []
 
 
+def test_aim_refits_fewer_iterations_only_beyond_four_rounds_per_column(monkeypatch):
+    import synth.engines.aim as aim
+    assert [aim.planned_iterations(15, t) for t in (30, 60, 125, 240, 10_000)] == [100, 100, 48, 25, 25]
+    codes, domain = chain_data(2000)
+    used = []
+    real = aim.fit_graphical_model
+
+    def recording(*args, **kwargs):
+        used.append(kwargs["iterations"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(aim, "fit_graphical_model", recording)
+    options = {"coarse_groups": 0, "rounds": 40}  # 5 columns: 8 rounds per column, so 50 iterations
+    make_engine("aim", options).describe(curator_for(codes, domain, 1.0), SILENT)
+    assert used and set(used) == {50}
+    used.clear()
+    make_engine("aim", {**options, "iterations": 7}).describe(curator_for(codes, domain, 1.0), SILENT)
+    assert used and set(used) == {7}
+
+
 def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
     from synth.engines.aim import planned_rounds
     from synth.privacy import gaussian_sigma
