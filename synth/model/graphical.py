@@ -227,15 +227,20 @@ class CalibratedTree:
         """A marginal no clique holds: attributes in independent parts of the tree (joined only by
         empty separators) are computed part by part and multiplied (an outer product, rescaled
         to ``total``); within a part, by variable elimination over its covering subtree."""
-        parts = []
-        for subtree in self.junction_tree.covering_subtrees(attrs):
-            held = set().union(*(self.cliques[i] for i in subtree))
-            inside = tuple(a for a in attrs if a in held)
-            parts.append((inside, self._eliminate_within(inside, subtree)))
+        parts = [(inside, self._eliminate_within(inside, subtree)) for inside, subtree in self._parts(attrs)]
         if len(parts) == 1:
             return parts[0][1]
         product = _contract(parts, attrs)
         return product / self.total ** (len(parts) - 1)
+
+    def _parts(self, attrs: tuple[str, ...]) -> list[tuple[tuple[str, ...], set[int]]]:
+        """The independent parts of the tree holding ``attrs``: each part's attributes among them, and
+        the connected subtree covering those."""
+        parts = []
+        for subtree in self.junction_tree.covering_subtrees(attrs):
+            held = set().union(*(self.cliques[i] for i in subtree))
+            parts.append((tuple(a for a in attrs if a in held), subtree))
+        return parts
 
     def _subtree_walk(self, attrs: tuple[str, ...], subtree: set[int]
                       ) -> list[tuple[int | None, int, tuple[str, ...], tuple[str, ...]]]:
@@ -285,9 +290,7 @@ class CalibratedTree:
         if home is not None:
             return self.domain.size(self.cliques[home])
         cost = 0
-        for subtree in self.junction_tree.covering_subtrees(key):
-            held = set().union(*(self.cliques[i] for i in subtree))
-            inside = tuple(a for a in key if a in held)
+        for inside, subtree in self._parts(key):
             cost += sum(self.domain.size(self.cliques[i]) for i in subtree)
             if len(subtree) > 1:
                 scopes = [kept for _, _, _, kept in self._subtree_walk(inside, subtree)]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numba
 import numpy as np
@@ -125,30 +125,43 @@ class _Targets:
             self.position[c, :len(h)] = [sets[j].index(c) for j in h]
         self.residuals = np.zeros(int(cells.sum()), dtype=np.int32)
         _count(codes, self.columns, self.strides, self.offsets, self.residuals)
-        n = np.array([float(codes.shape[0])])
+        self.possible = np.empty(int(cells.sum()), dtype=np.bool_)
         segments = [slice(self.offsets[j], self.offsets[j] + cells[j]) for j in range(len(sets))]
-        if exact:
-            self.possible = np.empty(int(cells.sum()), dtype=np.bool_)
-            for j, s in enumerate(sets):
-                marginal = np.maximum(np.asarray(model.marginal([domain.names[c] for c in s]), dtype=float).ravel(), 0)
-                share = marginal / marginal.sum()
-                self.possible[segments[j]] = share >= MIN_PROBABILITY
-                self.residuals[segments[j]] -= rounded_counts(n, share[None, :], rng)[0].astype(np.int32)
-                advance(j + 1)
-            return
-        reference = np.zeros(int(cells.sum()), dtype=np.int32)
-        wanted = reference_rows(codes.shape[0], len(sets))
-        chunk = max(1, REFERENCE_CHUNK_CODES // len(domain.names))
-        for start in range(0, wanted, chunk):
-            drawn = model.sample(min(chunk, wanted - start), rng, "rounded")
-            _count(drawn, self.columns, self.strides, self.offsets, reference)
-            advance(min(start + chunk, wanted))
-        self.possible = reference > 0
-        for segment in segments:
-            self.residuals[segment] -= rounded_counts(n, reference[segment][None, :] / wanted, rng)[0].astype(np.int32)
+        shares = (_exact_shares(model, domain, sets, advance) if exact else _reference_shares(
+            model, domain, self.columns, self.strides, self.offsets, segments, rng, advance,
+            reference_rows(codes.shape[0], len(sets))))
+        n = np.array([float(codes.shape[0])])
+        for share, segment in zip(shares, segments):  # shares first: its last progress step runs
+            # a drawn cell's share is at least 1 / MAX_REFERENCE_ROWS: this is "the reference drew it" there
+            self.possible[segment] = share >= MIN_PROBABILITY
+            self.residuals[segment] -= rounded_counts(n, share[None, :], rng)[0].astype(np.int32)
 
     def score(self) -> int:
         return int(np.abs(self.residuals).sum())
+
+
+def _exact_shares(model: Model, domain: Domain, sets: Sequence[tuple[int, ...]],
+                  advance: Callable[[int], None]) -> Iterator[np.ndarray]:
+    """Each target set's distribution under the model, computed one set at a time."""
+    for j, s in enumerate(sets):
+        marginal = np.maximum(np.asarray(model.marginal([domain.names[c] for c in s]), dtype=float).ravel(), 0)
+        yield marginal / marginal.sum()
+        advance(j + 1)
+
+
+def _reference_shares(model: Model, domain: Domain, columns: np.ndarray, strides: np.ndarray, offsets: np.ndarray,
+                      segments: Sequence[slice], rng: np.random.Generator, advance: Callable[[int], None],
+                      wanted: int) -> Iterator[np.ndarray]:
+    """Each target set's distribution in a reference sample of ``wanted`` rows drawn rounded from the
+    model (in chunks, all drawn before the first set's is given)."""
+    reference = np.zeros(segments[-1].stop, dtype=np.int32)
+    chunk = max(1, REFERENCE_CHUNK_CODES // len(domain.names))
+    for start in range(0, wanted, chunk):
+        drawn = model.sample(min(chunk, wanted - start), rng, "rounded")
+        _count(drawn, columns, strides, offsets, reference)
+        advance(min(start + chunk, wanted))
+    for segment in segments:
+        yield reference[segment] / wanted
 
 
 def _count(codes: np.ndarray, columns: np.ndarray, strides: np.ndarray, offsets: np.ndarray,
