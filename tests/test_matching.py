@@ -72,11 +72,14 @@ def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact(exac
         flat = np.ravel_multi_index([codes[:, c] for c in s], domain.shape([domain.names[c] for c in s]))
         goal[s] = np.bincount(flat, minlength=cells) - targets.residuals[start:start + cells]
     scores = [targets.score()]
+    closed = targets.states & matching.CLOSED  # moves never open or close a cell
     sizes = np.asarray(domain.sizes, dtype=np.int64)
     for seed in range(4):
         matching._steps(codes, sizes, targets.columns, targets.strides, targets.offsets, targets.residuals,
-                        targets.possible, targets.held, targets.sets_of_column, targets.position, 3_000, seed)
+                        targets.states, targets.held, targets.sets_of_column, targets.position, 3_000, seed)
         scores.append(targets.score())
+        sides = np.sign(targets.residuals) + 1  # SHORT, ON, OVER: what the steps read must follow the residuals
+        assert np.array_equal(targets.states & 3, sides) and np.array_equal(targets.states & matching.CLOSED, closed)
     assert all(after <= before for before, after in zip(scores, scores[1:])) and scores[-1] < 0.6 * scores[0]
     for j, s in enumerate(sets):
         start, cells = targets.offsets[j], domain.size([domain.names[c] for c in s])
