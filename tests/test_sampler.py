@@ -14,6 +14,8 @@ assignment, the mutation, fails the test), and i.i.d. stays multinomial.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.stats import chi2
@@ -79,6 +81,18 @@ def test_rounded_counts_are_floor_or_ceiling_sum_to_the_group_and_are_unbiased()
     fraction = expected - np.floor(expected)  # each count is floor + Bernoulli(fraction)
     tolerance = 5 * np.sqrt(fraction * (1 - fraction) / len(draws)) + 1e-9
     assert np.all(np.abs(draws.mean(axis=0) - expected) <= tolerance)
+
+
+def test_rounded_counts_take_the_values_in_a_random_order():
+    """Four values each expecting 2.5 rows of 10: two of them get a third row. Over a random order
+    every pair is equally likely to be those two (1/6 each); over a fixed order, neighbours would
+    never be (their fractional parts fill one stretch of length 1) and others would half the time."""
+    sizes, probabilities = np.array([10.0]), np.full((1, 4), 0.25)
+    ceilings = np.array([rounded_counts(sizes, probabilities, np.random.default_rng(seed))[0] == 3
+                         for seed in range(3000)])
+    assert np.all(ceilings.sum(axis=1) == 2)
+    for a, b in itertools.combinations(range(4), 2):
+        assert abs(np.mean(ceilings[:, a] & ceilings[:, b]) - 1 / 6) < 0.035, (a, b)
 
 
 def test_iid_stays_multinomial_and_rounding_removes_its_noise():
