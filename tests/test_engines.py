@@ -170,8 +170,8 @@ def test_aim_refits_fewer_iterations_only_beyond_four_rounds_per_column(monkeypa
 
 
 def test_aim_plans_its_rounds_by_the_budget_and_rows_within_2_and_16_per_column():
-    from synth.engines.aim import PLANNING_COUNT_SHARE as COUNT_SHARE
     from synth.engines.aim import ROWS_OF_RULE, planned_rounds
+    from synth.engines.rows import COUNT_SHARE
     from synth.privacy import gaussian_sigma
     n = ROWS_OF_RULE
     assert planned_rounds(15, 1e-6, n) == 30 and planned_rounds(15, 0.12, n) == 60 and planned_rounds(15, 1e6, n) == 240

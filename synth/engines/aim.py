@@ -20,8 +20,8 @@ model, then repeats rounds until the budget is spent. Each round
 A round's budget is ρ/T at first (T rounds, ``planned_rounds`` unless set: 2 to 16 per column, more
 for larger budgets and larger tables, where the published AIM plans 16; 90 % measurement, 10 %
 selection); the last round takes exactly what is left. Planning the rounds reads the number of rows:
-under add/remove a noisy count of ``PLANNING_COUNT_SHARE`` of the budget, charged (``count_rows``)
-and kept in the Description, which the final fit also reads as the total. The fitted model is only used to choose; the Description holds
+under add/remove a noisy count, charged (``count_rows``) and kept in the Description, which the
+final fit also reads as the total. The fitted model is only used to choose; the Description holds
 the measurements, and generation refits them.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
@@ -89,9 +89,6 @@ MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 # (see planned_rounds)
 RHO_AT_FOUR = 0.12
 ROWS_OF_RULE = 48_842  # adult_coded's rows, on which the rule was measured
-# of the budget, for the noisy row count that plans the rounds under add/remove: the rule takes its cube
-# root, so a count off by 10 % moves the rounds by 7 %; its deviation is 260 rows at ε = 0.3, 80 at ε = 1 (δ = 1e-9)
-PLANNING_COUNT_SHARE = 0.005
 FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
@@ -300,7 +297,7 @@ class AIMEngine(EngineBase):
         columns = [c for c in candidate_weights(workload) if len(c) == 1]
         counted: list[Measurement] = []
         if self.config.rounds is None:  # the rounds the budget buys depend on the rows (noisy under add/remove)
-            rows, counted = count_rows(curator, PLANNING_COUNT_SHARE)
+            rows, counted = count_rows(curator)
             rounds = planned_rounds(len(curator.domain.names), curator.remaining(), rows)
         else:
             rounds = self.config.rounds
