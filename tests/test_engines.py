@@ -169,30 +169,16 @@ def test_aim_refits_fewer_iterations_only_beyond_four_rounds_per_column(monkeypa
     assert used and set(used) == {7}
 
 
-def test_aim_plans_its_rounds_by_the_budget_and_rows_within_2_and_16_per_column():
-    from synth.engines.aim import ROWS_OF_RULE, planned_rounds
-    from synth.engines.rows import COUNT_SHARE
+def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
+    from synth.engines.aim import planned_rounds
     from synth.privacy import gaussian_sigma
-    n = ROWS_OF_RULE
-    assert planned_rounds(15, 1e-6, n) == 30 and planned_rounds(15, 0.12, n) == 60 and planned_rounds(15, 1e6, n) == 240
-    plans = [planned_rounds(15, rho, n) for rho in np.geomspace(1e-4, 100, 60)]
+    assert planned_rounds(15, 1e-6) == 30 and planned_rounds(15, 0.12) == 60 and planned_rounds(15, 1e6) == 240
+    plans = [planned_rounds(15, rho) for rho in np.geomspace(1e-4, 100, 60)]
     assert plans == sorted(plans) and len(set(plans)) > 20  # grows with the budget, not in a few jumps
-    # k times the rows count as k² times the budget: the noise against the counts is what matters
-    for rho in (0.003, 0.02, 0.12):
-        assert planned_rounds(15, rho, 3 * n) == planned_rounds(15, 9 * rho, n)
-        assert planned_rounds(15, rho, n / 2) == planned_rounds(15, rho / 4, n)
-    assert planned_rounds(19, 0.0224, 336_776) > 3 * planned_rounds(19, 0.0224, n)  # flights' rows at eps = 1
     codes, domain = chain_data(5000)
-    curator = curator_for(codes, domain, 1.0)  # add/remove: the rows are counted under DP
+    curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
     result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)  # rounds unset
-    count, first = result.measurements[:2]
-    assert count.attrs == () and count.noise_scale == pytest.approx(gaussian_sigma(1.0, COUNT_SHARE * total), rel=1e-6)
-    rounds = planned_rounds(5, (1 - COUNT_SHARE) * total, float(count.values[0]))
-    assert rounds == planned_rounds(5, (1 - COUNT_SHARE) * total, 5000)  # the count is close enough not to matter
-    assert 10 <= rounds < 80  # the 1-way marginal gets its round's 90 %:
-    assert first.attrs == ("a",) and first.noise_scale == pytest.approx(
-        gaussian_sigma(1.0, 0.9 * (1 - COUNT_SHARE) * total / rounds), rel=1e-6)
-    fixed = make_engine("aim", {"iterations": 20, "rounds": 12}).describe(curator_for(codes, domain, 1.0), SILENT)
-    assert all(m.attrs for m in fixed.measurements)  # set rounds: nothing to count
-    assert fixed.measurements[0].noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 12), rel=1e-6)
+    first = result.measurements[0]  # a 1-way marginal, measured with its round's 90 %
+    rounds = planned_rounds(5, total)
+    assert 10 <= rounds < 80 and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / rounds), rel=1e-6)

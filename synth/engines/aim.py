@@ -18,10 +18,8 @@ model, then repeats rounds until the budget is spent. Each round
    rounds get four times the ρ each (σ halves, ε doubles).
 
 A round's budget is ρ/T at first (T rounds, ``planned_rounds`` unless set: 2 to 16 per column, more
-for larger budgets and larger tables, where the published AIM plans 16; 90 % measurement, 10 %
-selection); the last round takes exactly what is left. Planning the rounds reads the number of rows:
-under add/remove a noisy count, charged (``count_rows``) and kept in the Description, which the
-final fit also reads as the total. The fitted model is only used to choose; the Description holds
+for larger budgets, where the published AIM plans 16; 90 % measurement, 10 % selection); the last
+round takes exactly what is left. The fitted model is only used to choose; the Description holds
 the measurements, and generation refits them.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
@@ -70,7 +68,6 @@ from synth.engines.output import (
     recorded_expansion,
     write_expansion,
 )
-from synth.engines.rows import count_rows
 from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import EngineError
 from synth.measurement import Measurement
@@ -85,10 +82,8 @@ from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
-# Rounds per column when unset: (ρ n² / (RHO_AT_FOUR ROWS_OF_RULE²))^(1/3) times four, within [2, 16]
-# (see planned_rounds)
+# Rounds per column when unset: (ρ / RHO_AT_FOUR)^(1/3) times four, within [2, 16] (see planned_rounds)
 RHO_AT_FOUR = 0.12
-ROWS_OF_RULE = 48_842  # adult_coded's rows, on which the rule was measured
 FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
@@ -136,24 +131,18 @@ def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool =
     return workload + fallback, note
 
 
-def planned_rounds(columns: int, rho: float, rows: float) -> int:
-    """The rounds aim plans for ``columns`` columns, a budget of ``rho`` (zCDP) and a table of about
-    ``rows`` rows when ``rounds`` is unset: ``columns`` times 4 (ρ n² / (0.12 × 48,842²))^(1/3),
-    kept within 2 and 16 per column.
+def planned_rounds(columns: int, rho: float) -> int:
+    """The rounds aim plans for ``columns`` columns and a budget of ``rho`` (zCDP) when ``rounds`` is
+    unset: ``columns`` times 4 (ρ / 0.12)^(1/3), kept within 2 and 16 per column.
 
-    The published AIM plans 16 rounds per column at every budget. On adult_coded (48,842 rows, 15
-    columns, δ = 1e-9, 5 seeds) that spreads a small budget too thin: each round's measurement is
-    too noisy to move the model, the 1-way marginals get 1/16 of the budget, and fewer, larger
-    rounds did much better (ε = 0.3: 0.132 with 240 rounds, 0.111 with 30; ε = 1: 0.083 with 240,
-    0.075 with 30 or 60; ε = 3: 0.061 with 240 or 30, 0.058 with 60), while a large budget gains
-    from many rounds (ε = 10: 0.055 with 30, 0.050 with 240). The rule follows those optima.
-
-    What a round can show is its noise against the counts: the noise's deviation goes as 1/√ρ, the
-    counts as n, so k times the rows is worth k² times the budget, and the rule reads the budget as
-    ρ n². A table of 336,776 rows (flights) at ε = 1 gets the rounds adult_coded gets near ε = 8.
-    The rows are the engine's noisy count under add/remove (``count_rows``); the rule reads that,
-    the budget and the number of columns, never the data."""
-    per_column = 4 * (rho * (rows / ROWS_OF_RULE) ** 2 / RHO_AT_FOUR) ** (1 / 3)
+    The published AIM plans 16 rounds per column at every budget. On adult_coded (15 columns,
+    δ = 1e-9, 5 seeds) that spreads a small budget too thin: each round's measurement is too noisy
+    to move the model, the 1-way marginals get 1/16 of the budget, and fewer, larger rounds
+    did much better (ε = 0.3: 0.132 with 240 rounds, 0.111 with 30; ε = 1: 0.083 with 240, 0.075
+    with 30 or 60; ε = 3: 0.061 with 240 or 30, 0.058 with 60), while a large budget gains from
+    many rounds (ε = 10: 0.055 with 30, 0.050 with 240). The rule follows those optima. It reads
+    the budget and the number of columns only, never the data."""
+    per_column = 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
     return round(columns * min(max(per_column, FEWEST_PER_COLUMN), MOST_PER_COLUMN))
 
 
@@ -217,7 +206,7 @@ def coarse_candidates(spec: Any, domain: Domain, max_cells: int, maps: Mapping[t
 @dataclass(frozen=True)
 class AIMOptions(EngineOptions):
     """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
-    planned rounds (None: ``planned_rounds``, 2 to 16 per column by the budget and rows), the fitting
+    planned rounds (None: ``planned_rounds``, 2 to 16 per column by the budget), the fitting
     iterations per round (None: ``planned_iterations``, 100 or fewer for many rounds), compression."""
 
     workload: Any = "3-way"
@@ -295,17 +284,12 @@ class AIMEngine(EngineBase):
         workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)
         columns = [c for c in candidate_weights(workload) if len(c) == 1]
-        counted: list[Measurement] = []
-        if self.config.rounds is None:  # the rounds the budget buys depend on the rows (noisy under add/remove)
-            rows, counted = count_rows(curator)
-            rounds = planned_rounds(len(curator.domain.names), curator.remaining(), rows)
-        else:
-            rounds = self.config.rounds
+        rounds = self.config.rounds or planned_rounds(len(curator.domain.names), curator.remaining())
         if rounds <= len(columns):
             raise EngineError(
                 f"rounds = {rounds} is too few: aim first measures the {len(columns)} workload columns one by "
                 f"one, each with a round's budget, so it needs at least {len(columns) + 1} rounds. Raise rounds "
-                "in [engine_options] (or leave it unset: 2 to 16 per column, by the budget and rows).")
+                "in [engine_options] (or leave it unset: 2 to 16 per column, by the budget).")
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(c, rho_measure) for c in columns]
@@ -384,7 +368,7 @@ class AIMEngine(EngineBase):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
                            recorded_expansion(expansion))
-        return EngineResult(tuple(counted + measurements), output, compression=maps, notes=(note,) if note else ())
+        return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
                     callback: Callback | None = None) -> Model:
