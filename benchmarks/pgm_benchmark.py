@@ -16,7 +16,8 @@ marginals of the original table and of a synthetic table with as many rows (pgm_
 run also scores the fitted model's exact marginals (the error a perfect sampler would reach) and
 tables sampled from the same model with rounded draws only and i.i.d., so that a sampler
 regression shows as a gap between the model column and the sampled ones (the time and memory are
-those of the default, matched, sampler).
+those of the default, matched, sampler). The model column is computed within 12 GiB of address
+space; a model whose exact marginals need more gets none, and the run says why.
 Runs get OPENBLAS_NUM_THREADS=1. Runs already recorded are skipped (resumable; --redo repeats them).
 Each run appends one JSON line to benchmarks/out/pgm_runs.jsonl; the summary (mean ± standard
 error over seeds) of everything in that file is appended to benchmarks/RESULTS.md.
@@ -36,6 +37,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +50,7 @@ RUNS = OUT / "pgm_runs.jsonl"
 RESULTS = HERE / "RESULTS.md"
 REFERENCE_PYTHON = Path("/work/venvs/mbi/bin/python")
 DELTA = 1e-9
+MODEL_COLUMN_MAX_BYTES = 12 << 30  # address space of a run while it scores its model's exact marginals
 ERROR_METRIC = ("Error: mean over all 364 3-way marginals of the total-variation distance (½ L1) between "
                 "normalised marginals of the original (48,842 rows) and a synthetic table of as many rows;")
 CASES = {
@@ -97,11 +100,28 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
         "tvd_3way": float(kway_tvds(codes, synthetic, columns, 3).mean()),
         "tvd_3way_rounded": float(kway_tvds(codes, rounded, columns, 3).mean()),
         "tvd_3way_iid": float(kway_tvds(codes, iid, columns, 3).mean()),
-        "tvd_3way_model": mean_kway_tvd_model(codes, columns, 3,
-                                              lambda cols: model.marginal([domain.names[c] for c in cols])),
+        **model_column(codes, columns, model, domain),
         "seconds": seconds, "peak_mib": peak_mib,
         "spent_epsilon": spent["epsilon"], "measurements": len(result.measurements),
     }
+
+
+def model_column(codes: np.ndarray, columns: list[int], model: Any, domain: Any) -> dict:
+    """The model column (``tvd_3way_model``: the model's exact marginals against the original's), or
+    why it was left out: variable elimination over a large aim model's separators can take tens of
+    gigabytes (one model at ε = 3 was killed by the out-of-memory killer at 23 GB, taking the
+    machine's other jobs' memory with it), so this run's address space is held to
+    ``MODEL_COLUMN_MAX_BYTES`` while it is computed, and running out leaves the column out."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MODEL_COLUMN_MAX_BYTES if hard == resource.RLIM_INFINITY else min(MODEL_COLUMN_MAX_BYTES, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        return {"tvd_3way_model": mean_kway_tvd_model(codes, columns, 3,
+                                                      lambda cols: model.marginal([domain.names[c] for c in cols]))}
+    except MemoryError:
+        return {"model_column_skipped": f"the model's exact marginals need more than {limit / 2**30:.0f} GiB"}
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def coded_profile(sizes: dict[str, int], epsilon: float, engine: str, options: dict) -> str:
@@ -323,11 +343,11 @@ def append_summary(runs: Path, title: str, method: str) -> None:
 
 def show_run(record: dict) -> str:
     """One run's errors for the progress line: sampled, and for synth its model, rounded and i.i.d. samples."""
-    if "tvd_3way_model" not in record:
-        return f"tvd={record['tvd_3way']:.4f}"
-    others = "".join(f", {name} {record[key]:.4f}" for key, name in (("tvd_3way_rounded", "rounded"),
-                                                                      ("tvd_3way_iid", "i.i.d.")) if key in record)
-    return f"tvd={record['tvd_3way']:.4f} (model {record['tvd_3way_model']:.4f}{others})"
+    parts = [f"{name} {record[key]:.4f}" for key, name in (("tvd_3way_model", "model"), ("tvd_3way_rounded", "rounded"),
+                                                              ("tvd_3way_iid", "i.i.d.")) if key in record]
+    if "model_column_skipped" in record:
+        parts.insert(0, f"model not scored: {record['model_column_skipped']}")
+    return f"tvd={record['tvd_3way']:.4f}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def main() -> None:
