@@ -281,8 +281,11 @@ class CalibratedTree:
 
     def marginal_cost(self, attrs: Sequence[str]) -> int:
         """About how many cells computing ``marginal(attrs)`` passes over, from the structure only
-        (no table is touched): the cliques summed, plus the products variable elimination forms;
-        0 when the marginal is cached. A caller can weigh it against another way to the same end."""
+        (no table is touched): the cliques summed, plus the span of each elimination step's tables
+        (an upper bound: ``_contract`` lets einsum choose an order that may form smaller products;
+        on an aim model at ε = 10 the worst triple is priced at 1e11 cells, yet all 364 triples
+        took minutes); 0 when the marginal is cached. A caller can weigh it against another way to
+        the same end, and errs towards the other way."""
         key = self.domain.canonical(tuple(attrs))
         if not key or key in self._cache:
             return 0
