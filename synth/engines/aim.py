@@ -135,7 +135,7 @@ def planned_rounds(columns: int, rho: float) -> int:
     """The rounds aim plans for ``columns`` columns and a budget of ``rho`` (zCDP) when ``rounds`` is
     unset: ``columns`` times 4 (ρ / 0.12)^(1/3), kept within 2 and 16 per column.
 
-    The published AIM plans 16 rounds per column at every budget. On adult_coded (15 columns,
+    The published AIM plans 16 rounds per column at every budget. On adult_coded (14 columns,
     δ = 1e-9, 5 seeds) that spreads a small budget too thin: each round's measurement is too noisy
     to move the model, the 1-way marginals get 1/16 of the budget, and fewer, larger rounds
     did much better (ε = 0.3: 0.132 with 240 rounds, 0.111 with 30; ε = 1: 0.083 with 240, 0.075
