@@ -14,7 +14,7 @@ import synth
 from synth.api import describe
 from synth.curator import CountRelease, Curator
 from synth.engines import make_engine
-from synth.engines.aim import ROWS_COUNT_SHARE, ROWS_OF_RULE, one_way_share
+from synth.engines.aim import ROWS_OF_RULE, one_way_share
 from synth.errors import EngineError
 from synth.generate import fit_model, generate
 from synth.model.domain import Domain
@@ -66,15 +66,14 @@ def test_aim_spends_exactly_its_budget_and_never_more():
     result = make_engine("aim", {"rounds": 8, "iterations": 50}).describe(curator, SILENT)
     spent = sum(Fraction(e.cost.rho) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
-    assert result.measurements[0].attrs == ()  # the noisy row count that sets the 1-way share
-    assert result.output.rounds == len(result.measurements) - 6  # after the count and the 5 one-way marginals
+    assert result.output.rounds == len(result.measurements) - 5  # after the 5 one-way marginals
 
 
 def test_aim_with_a_tiny_model_cap_falls_back_to_what_the_model_covers():
     codes, domain = chain_data(3000)
     curator = curator_for(codes, domain, 1.0)
     result = make_engine("aim", {"max_model_size": 1e-9, "rounds": 6, "iterations": 20}).describe(curator, SILENT)
-    assert all(len(m.attrs) == 1 for m in result.measurements[1:])  # after the row count, nothing joint fits the cap
+    assert all(len(m.attrs) == 1 for m in result.measurements)  # nothing joint fits the cap
 
 
 def test_aim_prefers_the_dependent_pairs():
@@ -125,7 +124,7 @@ def test_aim_measures_a_1_way_workload_like_the_other_engines_spell_it():
     result = make_engine("aim", {"workload": "1-way", "rounds": 8, "iterations": 20}).describe(
         curator_for(codes, domain, 1.0), SILENT)
     assert result.output.workload == tuple((name,) for name in domain.names)
-    assert all(len(m.attrs) == 1 for m in result.measurements[1:])  # after the row count
+    assert all(len(m.attrs) == 1 for m in result.measurements)
 
 
 @pytest.mark.parametrize("engine", ["mst", "aim"])
@@ -181,11 +180,9 @@ def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
     result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)  # rounds unset
-    first = result.measurements[1]  # a 1-way marginal, measured with its round's 90 % (after the row count)
+    first = result.measurements[0]  # a 1-way marginal, measured with its round's 90 %
     rounds = planned_rounds(5, total)
-    after_count = total * (1 - ROWS_COUNT_SHARE)
-    assert 10 <= rounds < 80
-    assert first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * after_count / rounds), rel=1e-6)
+    assert 10 <= rounds < 80 and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / rounds), rel=1e-6)
 
 
 def test_aim_gives_a_large_tables_1_way_marginals_the_noise_of_48842_rows():
@@ -193,7 +190,18 @@ def test_aim_gives_a_large_tables_1_way_marginals_the_noise_of_48842_rows():
     assert one_way_share(2 * ROWS_OF_RULE) == pytest.approx(0.25) and one_way_share(10 * ROWS_OF_RULE) == pytest.approx(0.01)
 
 
-def test_aims_1_way_share_follows_its_noisy_row_count_and_the_rest_goes_to_the_rounds(monkeypatch):
+def test_aim_measures_a_small_tables_1_way_marginals_each_with_a_rounds_budget():
+    from synth.privacy import gaussian_sigma
+    codes, domain = chain_data(5000)  # below 48,842 rows
+    curator = curator_for(codes, domain, 1.0)
+    total = curator.remaining()
+    result = make_engine("aim", {"rounds": 10, "iterations": 20}).describe(curator, SILENT)
+    assert [m.attrs for m in result.measurements[:5]] == [(a,) for a in domain.names]
+    assert all(m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10), rel=1e-9)
+               for m in result.measurements[:5])
+
+
+def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goes_to_the_rounds(monkeypatch):
     from synth.engines import aim
     from synth.privacy import gaussian_sigma
     monkeypatch.setattr(aim, "ROWS_OF_RULE", 1000)  # the 5,000-row table stands for a table 5 times adult_coded's
@@ -201,17 +209,17 @@ def test_aims_1_way_share_follows_its_noisy_row_count_and_the_rest_goes_to_the_r
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
     result = make_engine("aim", {"rounds": 10, "iterations": 20}).describe(curator, SILENT)
-    ledger = curator.accountant.ledger
-    count, one_way = result.measurements[0], result.measurements[1:6]
-    assert ledger[0].query == "count(*)" and float(ledger[0].cost.rho) == pytest.approx(ROWS_COUNT_SHARE * total)
-    assert abs(count.values[0] - 5000) < 5 * count.noise_scale
-    share = (1000 / count.values[0]) ** 2  # about 1/25, from the noisy count, not the true rows
-    rho = 0.9 * total * (1 - ROWS_COUNT_SHARE) / 10 * share
-    assert all(len(m.attrs) == 1 and m.noise_scale == pytest.approx(gaussian_sigma(1.0, rho), rel=1e-6)
-               for m in one_way)
+    first, others = result.measurements[0], result.measurements[1:5]
+    assert first.attrs == ("a",) and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10), rel=1e-9)
+    rows = first.values.sum()  # the noisy total, not the true 5,000 rows
+    assert rows != 5000 and abs(rows - 5000) < 5 * first.noise_scale * 2  # four codes: deviation 2 sigma
+    share = (1000 / rows) ** 2  # about 1/25
+    assert all(len(m.attrs) == 1 and m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10 * share),
+                                                                       rel=1e-9) for m in others)
+    assert all(e.query != "count(*)" for e in curator.accountant.ledger)  # nothing more is spent on the rows
     # what the 1-way marginals left buys more rounds than planned (10 - 5 without the share), and all is spent
-    assert result.output.rounds > 5 and len(result.measurements) == 6 + result.output.rounds
-    spent = sum(Fraction(e.cost.rho) for e in ledger)
+    assert result.output.rounds > 5 and len(result.measurements) == 5 + result.output.rounds
+    spent = sum(Fraction(e.cost.rho) for e in curator.accountant.ledger)
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
 
 
@@ -219,13 +227,12 @@ def test_aim_reads_the_public_row_count_under_replace(monkeypatch):
     from synth.engines import aim
     codes, domain = chain_data(5000)
 
-    def first_1_way_noise() -> float:
+    def second_1_way_noise() -> float:
         accountant = Accountant(Budget(1.0, 1e-6))
         curator = Curator(codes, domain, CountRelease(accountant, SeededNoise(0), Neighbouring("replace")))
         result = make_engine("aim", {"rounds": 10, "iterations": 20}).describe(curator, SILENT)
-        assert all(e.query != "count(*)" for e in accountant.ledger) and all(m.attrs for m in result.measurements)
-        return result.measurements[0].noise_scale
+        return result.measurements[1].noise_scale
 
-    full = first_1_way_noise()
-    monkeypatch.setattr(aim, "ROWS_OF_RULE", 2500)  # the 5,000 public rows: a quarter of the budget, twice the noise
-    assert first_1_way_noise() == pytest.approx(2 * full, rel=1e-9)
+    full = second_1_way_noise()
+    monkeypatch.setattr(aim, "ROWS_OF_RULE", 2500)  # exactly 5,000 public rows: a quarter of the budget, twice the noise
+    assert second_1_way_noise() == pytest.approx(2 * full, rel=1e-12)

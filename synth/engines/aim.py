@@ -25,9 +25,10 @@ the measurements, and generation refits them.
 Beyond the published AIM, a 1-way marginal of a table larger than adult_coded (``ROWS_OF_RULE``
 rows, on which the rounds rule was measured) gets less than a round's budget: ``one_way_share``,
 (48,842 / n)² of it, so that its noise against the counts is what adult_coded's is at the same ε,
-and what it leaves goes to the rounds. n is a noisy count under add/remove (``ROWS_COUNT_SHARE``
-of the budget, charged and kept in the Description, which the final fit also reads as the total),
-the public count under replace-one.
+and what it leaves goes to the rounds. The first workload column is measured with a whole round's
+budget, and n is the total of its noisy counts (post-processing; under replace, the public count);
+the other columns then get the share. Nothing more is spent, and a table of up to 48,842 rows is
+measured as before.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than
@@ -75,7 +76,6 @@ from synth.engines.output import (
     recorded_expansion,
     write_expansion,
 )
-from synth.engines.rows import count_rows
 from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import EngineError
 from synth.measurement import Measurement
@@ -94,9 +94,6 @@ MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 RHO_AT_FOUR = 0.12
 FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
 ROWS_OF_RULE = 48_842  # adult_coded's rows: a larger table's 1-way marginals get less budget (one_way_share)
-# of the budget, for the noisy row count that sets one_way_share under add/remove: the share goes as 1/n², so
-# a count off by 1 % moves it by 2 %; the count's deviation is about 80 rows at ε = 1 (δ = 1e-9)
-ROWS_COUNT_SHARE = 0.005
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
@@ -167,8 +164,18 @@ def one_way_share(rows: float) -> float:
     marginal's noise deviation goes as 1/√ρ and its counts as n, so on k times the rows 1/k² of
     that budget leaves the same noise against the counts, and the rest buys the rounds that
     measure relations. On flights (336,776 rows, 19 columns, zero-config, seed 1) it took the 2-way
-    TVD at ε = 1 from 0.0923 to 0.0784 (0.0757 against 0.0748 at ε = 3), with the true n."""
+    TVD at ε = 1 from 0.0923 to 0.0784 (0.0757 against 0.0748 at ε = 3), with the true n. A
+    table's rows are read as the total of its first 1-way marginal's noisy counts (``rows_of``)."""
     return min(1.0, (ROWS_OF_RULE / max(rows, 1.0)) ** 2)
+
+
+def rows_of(curator: Boundary, first: Measurement) -> float:
+    """The rows ``one_way_share`` reads: the public count under replace, else the total of the first
+    1-way marginal's noisy counts (post-processing of a charged measurement; its deviation is the
+    cells' noise times √codes, e.g. about 30 rows for a 2-code column at ε = 1)."""
+    if curator.neighbouring.count_is_public:
+        return float(curator.public_count())
+    return max(float(first.values.sum()), 1.0)
 
 
 def planned_iterations(columns: int, rounds: int) -> int:
@@ -315,11 +322,11 @@ class AIMEngine(EngineBase):
                 f"rounds = {rounds} is too few: aim first measures the {len(columns)} workload columns one by "
                 f"one, each with a round's budget, so it needs at least {len(columns) + 1} rounds. Raise rounds "
                 "in [engine_options] (or leave it unset: 2 to 16 per column, by the budget).")
-        rows, counted = count_rows(curator, ROWS_COUNT_SHARE)
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
-        rho_one_way = rho_measure * one_way_share(rows)
-        measurements: list[Measurement] = [curator.measure_marginal(c, rho_one_way) for c in columns]
+        measurements: list[Measurement] = [curator.measure_marginal(columns[0], rho_measure)]
+        rho_one_way = rho_measure * one_way_share(rows_of(curator, measurements[0]))
+        measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]
         maps: dict[str, np.ndarray] = {}
         expansion: dict[str, np.ndarray] = {}
         if self.config.compress:
@@ -395,7 +402,7 @@ class AIMEngine(EngineBase):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
                            recorded_expansion(expansion))
-        return EngineResult(tuple(counted + measurements), output, compression=maps, notes=(note,) if note else ())
+        return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
                     callback: Callback | None = None) -> Model:

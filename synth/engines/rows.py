@@ -12,13 +12,13 @@ from synth.measurement import Measurement
 COUNT_SHARE = 0.02  # of the budget, for an engine's noisy row count under add/remove
 
 
-def count_rows(curator: Boundary, share: float = COUNT_SHARE) -> tuple[float, list[Measurement]]:
+def count_rows(curator: Boundary) -> tuple[float, list[Measurement]]:
     """The number of rows the engines scale their answers to, and what measuring it released.
 
     Under replace-one the count is public (nothing is spent or measured); under add/remove it is
-    a noisy count spending ``share`` of what is left (at least 1 row).
+    a noisy count spending ``COUNT_SHARE`` of what is left (at least 1 row).
     """
     if curator.neighbouring.count_is_public:
         return float(curator.public_count()), []
-    count = curator.noisy_count(curator.remaining() * share)
+    count = curator.noisy_count(curator.remaining() * COUNT_SHARE)
     return max(float(count.values[0]), 1.0), [count]
