@@ -25,10 +25,10 @@ the measurements, and generation refits them.
 Beyond the published AIM, a 1-way marginal of a table larger than adult_coded (``ROWS_OF_RULE``
 rows, on which the rounds rule was measured) gets less than a round's budget: ``one_way_share``,
 (48,842 / n)² of it, so that its noise against the counts is what adult_coded's is at the same ε,
-and what it leaves goes to the rounds. The first workload column is measured with a whole round's
-budget, and n is the total of its noisy counts (post-processing; under replace, the public count);
-the other columns then get the share. Nothing more is spent, and a table of up to 48,842 rows is
-measured as before.
+and what it leaves goes to the rounds. The first workload column (by name) is measured with a
+whole round's budget, and n is the total of its noisy counts (post-processing; under replace, the
+public count); the other columns then get the share. Nothing more is spent, and a table of up to
+48,842 rows is measured as before.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than
@@ -160,7 +160,7 @@ def one_way_share(rows: float) -> float:
     ``rows`` rows: 1 up to ``ROWS_OF_RULE`` (48,842, adult_coded's rows), (48,842 / rows)² beyond.
 
     The rounds rule (``planned_rounds``) and the 1-way share were measured on adult_coded, where the
-    1-way marginals take a round's budget each: half the budget at ε = 1 on 19 columns. A 1-way
+    1-way marginals take a round's budget each: at ε = 1, a third to a half of the budget. A 1-way
     marginal's noise deviation goes as 1/√ρ and its counts as n, so on k times the rows 1/k² of
     that budget leaves the same noise against the counts, and the rest buys the rounds that
     measure relations. On flights (336,776 rows, 19 columns, zero-config, seed 1) it took the 2-way
