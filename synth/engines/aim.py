@@ -31,16 +31,17 @@ public count); the other columns then get the share. Nothing more is spent, and 
 48,842 rows is measured as before.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
-offered on a few groups of its codes. After the 1-way measurements, each column with more than
-twice ``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
-stretches of about equal noisy mass (post-processing of the charged 1-way counts). Every marginal
-of the whole workload (before ``max_cells`` drops the large ones) then also enters the candidates
-with its large columns on their groups, when that coarse table has at most ``max_cells`` cells. A
-coarse candidate is scored, measured and annealed like any other, on its groups (its cells are
-fewer, so its noise penalty is smaller): a relation between large columns that a full table
-would drown in noise can be measured where it shows, e.g. age × hours-per-week × income on 16
-groups of age and of hours. The model holds a measured coarse column as a derived column
-(``synth.model.derived``), so a coarse table costs the model what it measured, not the full table.
+offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
+``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
+stretches of about equal noisy mass (post-processing of the charged 1-way counts; left "auto", g is
+16, or more on a table over 48,842 rows: ``coarse_groups_for``). Every marginal of the whole
+workload (before ``max_cells`` drops the large ones) then also enters the candidates with its large
+columns on their groups, when that coarse table has at most ``max_cells`` cells. A coarse candidate
+is scored, measured and annealed like any other, on its groups (its cells are fewer, so its noise
+penalty is smaller): a relation between large columns that a full table would drown in noise can be
+measured where it shows, e.g. age × hours-per-week × income on 16 groups of age and of hours. The
+model holds a measured coarse column as a derived column (``synth.model.derived``), so a coarse
+table costs the model what it measured, not the full table.
 
 With ``compress`` (the AIM authors' advice for domains with rare values), the 1-way measurements
 also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
@@ -94,6 +95,7 @@ MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 RHO_AT_FOUR = 0.12
 FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
 ROWS_OF_RULE = 48_842  # adult_coded's rows: a larger table's 1-way marginals get less budget (one_way_share)
+COARSE_GROUPS = 16  # coarse candidates' groups up to ROWS_OF_RULE rows, more beyond (coarse_groups_for)
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
@@ -171,6 +173,18 @@ def one_way_share(rows: float) -> float:
     return min(1.0, (ROWS_OF_RULE / max(rows, 1.0)) ** 2)
 
 
+def coarse_groups_for(rows: float) -> int:
+    """The groups a coarse candidate cuts a large column into when ``coarse_groups`` is "auto": 16 on
+    a table of up to ``ROWS_OF_RULE`` rows (48,842, adult_coded's, where 16 was chosen), and so many
+    that each group holds about as many rows (3,053) on a larger one: 16 n / 48,842.
+
+    A coarse table serves a relation that a full table would drown in noise. A group's count grows
+    with the rows and a round's noise does not, so on k times the rows a table of k times the groups
+    is as clear. Only a column of more than twice as many codes gets coarse candidates, so on a large
+    table most columns get none: on flights (336,776 rows: 110 groups) none at all."""
+    return round(COARSE_GROUPS * max(1.0, rows / ROWS_OF_RULE))
+
+
 def rows_of(curator: Boundary, first: Measurement) -> float:
     """The rows ``one_way_share`` reads: the public count under replace, else the total of the first
     1-way marginal's noisy counts (post-processing of a charged measurement; its deviation is the
@@ -241,7 +255,8 @@ def coarse_candidates(spec: Any, domain: Domain, max_cells: int, maps: Mapping[t
 class AIMOptions(EngineOptions):
     """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
     planned rounds (None: ``planned_rounds``, 2 to 16 per column by the budget), the fitting
-    iterations per round (None: ``planned_iterations``, 100 or fewer for many rounds), compression."""
+    iterations per round (None: ``planned_iterations``, 100 or fewer for many rounds), compression,
+    the coarse candidates' groups ("auto": ``coarse_groups_for``, by the rows)."""
 
     workload: Any = "3-way"
     max_cells: int = 10_000
@@ -249,7 +264,7 @@ class AIMOptions(EngineOptions):
     rounds: int | None = None
     iterations: int | None = None
     compress: bool = False
-    coarse_groups: Any = 16
+    coarse_groups: Any = "auto"
 
     def __post_init__(self) -> None:
         if not (isinstance(self.workload, list) or (isinstance(self.workload, str) and self.workload in ORDERS)):
@@ -262,13 +277,18 @@ class AIMOptions(EngineOptions):
             whole_number("iterations", self.iterations, 1)
         whole_number("max_cells", self.max_cells, 1)
         true_or_false("compress", self.compress)
-        for groups in self.resolutions:
+        if isinstance(self.coarse_groups, str) and self.coarse_groups != "auto":
+            raise EngineError(f"coarse_groups {self.coarse_groups!r} is not known; use \"auto\" (the default), a "
+                              "whole number of at least 2, a list of them, or 0 to turn coarse candidates off.")
+        for groups in self.resolutions(ROWS_OF_RULE):
             whole_number("coarse_groups", groups, 2)
 
-    @property
-    def resolutions(self) -> tuple[int, ...]:
-        """The numbers of groups that coarse candidates cut a large column into (0 or []: no coarse candidates)."""
+    def resolutions(self, rows: float) -> tuple[int, ...]:
+        """The numbers of groups that coarse candidates cut a large column into on a table of about
+        ``rows`` rows (0 or []: no coarse candidates; "auto": ``coarse_groups_for``)."""
         groups = self.coarse_groups
+        if groups == "auto":
+            return (coarse_groups_for(rows),)
         return tuple(groups) if isinstance(groups, list) else () if groups in (None, 0) else (groups,)
 
 
@@ -327,7 +347,8 @@ class AIMEngine(EngineBase):
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(columns[0], rho_measure)]
-        rho_one_way = rho_measure * one_way_share(rows_of(curator, measurements[0]))
+        rows = rows_of(curator, measurements[0])
+        rho_one_way = rho_measure * one_way_share(rows)
         measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]
         maps: dict[str, np.ndarray] = {}
         expansion: dict[str, np.ndarray] = {}
@@ -341,11 +362,12 @@ class AIMEngine(EngineBase):
                                               self._explicit)
         domain = curator.domain
         candidates: dict[Candidate, float] = {(c, ()): w for c, w in candidate_weights(workload).items()}
+        resolutions = self.config.resolutions(rows)
         coarse_maps = {(m.attrs[0], groups): coarse_map(m.values, groups)  # post-processing of the 1-way counts
-                       for groups in self.config.resolutions for m in measurements
+                       for groups in resolutions for m in measurements
                        if len(m.attrs) == 1 and m.values.size > 2 * groups}
         candidates.update(coarse_candidates(self.config.workload, domain, self.config.max_cells, coarse_maps,
-                                            self.config.resolutions))
+                                            resolutions))
         derived = DerivedColumns.of(domain, [(a, m) for (a, _), m in coarse_maps.items()]) if coarse_maps else None
         model_domain = domain if derived is None else derived.domain
         iterations = self.config.iterations or planned_iterations(len(curator.domain.names), rounds)
