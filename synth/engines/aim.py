@@ -181,14 +181,15 @@ def coarse_groups_for(rows: float) -> int:
     A coarse table serves a relation that a full table would drown in noise. A group's count grows
     with the rows and a round's noise does not, so on k times the rows a table of k times the groups
     is as clear. Only a column of more than twice as many codes gets coarse candidates, so on a large
-    table most columns get none: on flights (336,776 rows: 110 groups) none at all."""
+    table most columns get none: on flights (336,776 rows: 110 groups) only a column of over 220
+    codes, such as the 907-code ``tailnum`` of a zero-config release."""
     return round(COARSE_GROUPS * max(1.0, rows / ROWS_OF_RULE))
 
 
 def rows_of(curator: Boundary, first: Measurement) -> float:
     """The rows ``one_way_share`` reads: the public count under replace, else the total of the first
-    1-way marginal's noisy counts (post-processing of a charged measurement; its deviation is the
-    cells' noise times √codes, e.g. about 30 rows for a 2-code column at ε = 1)."""
+    1-way marginal's noisy counts (post-processing of a charged measurement; its deviation is a
+    cell's noise deviation times the square root of the column's codes)."""
     if curator.neighbouring.count_is_public:
         return float(curator.public_count())
     return max(float(first.values.sum()), 1.0)
