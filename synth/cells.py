@@ -1,10 +1,17 @@
 """Reading cells: whether a cell is missing, the number or date it holds, and the kind a column reads as.
 
+A cell is read by its own type and value, never by its column's dtype: one added row can change a
+column's dtype (a null turns a bool column into object), and how the other cells are read must not
+change with it. Each cell has one text (``cell_text``): text stripped, a bool "True" or "False", a
+whole number without ".0", a datetime in UTC as its ISO date when it is midnight, else with its
+time of day. Cells are grouped and matched on that text (``distinct_texts``), never on Python
+equality (``True == 1``). Columns of a number or datetime dtype are read without going through
+text, by the same rules as their texts (a test holds the two routes equal).
+
 A cell is missing when it is NA (None, NaN, NaT), empty or blank, or equal to one of the missing
-markers (text is compared after stripping surrounding whitespace). Cells are matched on their text
-(``distinct_texts``: each distinct text is read once); columns of a number or datetime dtype are
-read without going through text. Numbers and dates read as floats (dates as whole seconds since
-1970-01-01 UTC; naive datetimes are taken as UTC), NaN where a cell is missing or unreadable.
+markers (text is compared after stripping surrounding whitespace). Numbers and dates read as floats
+(dates as whole seconds since 1970-01-01 UTC; naive datetimes are taken as UTC), NaN where a cell
+is missing or unreadable.
 
 A column may come as its distinct cells with ``weights`` (how many rows hold each one), as a
 counting backend (``synth.backends``) gives it: every count here is then weighted, so it equals the
@@ -74,8 +81,14 @@ def seconds_to_iso(seconds: float) -> str:
     return moment.date().isoformat() if moment.time() == datetime.min.time() else moment.isoformat()
 
 
-def _cell_text(value: Any) -> str:
-    """The string form a cell is matched on: text stripped, integral numbers without ".0"."""
+def cell_text(value: Any) -> str:
+    """The text a (non-missing) cell is read as, from its own type and value alone.
+
+    Text is stripped; a bool is "True" or "False" (never 1 or 0); a whole number has no ".0"; other
+    numbers their shortest form at their own precision; a date its ISO date; a datetime (naive
+    taken as UTC, aware converted to UTC) its ISO date when its time is midnight, else its ISO
+    date and time (so it has a time of day exactly when the text holds a ":").
+    """
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, (bool, np.bool_)):
@@ -84,8 +97,30 @@ def _cell_text(value: Any) -> str:
         return str(int(value))
     if isinstance(value, numbers.Real):
         x = float(value)
-        return str(int(x)) if x.is_integer() else repr(x)
+        if x.is_integer():
+            return str(int(x))
+        return str(value) if isinstance(value, np.floating) and value.dtype.itemsize < 8 else repr(x)
+    if isinstance(value, np.datetime64):
+        value = pd.Timestamp(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        midnight = value == datetime.combine(value.date(), datetime.min.time())
+        return value.date().isoformat() if midnight else value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
     return str(value).strip()
+
+
+def _text_or_none(value: Any) -> str | None:
+    """``cell_text`` of a cell, None for an NA cell (None, NaN, NaT, pd.NA)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (float, np.floating)) and np.isnan(value):
+        return None
+    if isinstance(value, np.datetime64) and np.isnat(value):
+        return None
+    return cell_text(value)
 
 
 # --- reading cells -----------------------------------------------------------------------------
@@ -105,12 +140,21 @@ def weighted_sum(mask: np.ndarray, weights: np.ndarray | None) -> int:
 
 
 
+# object columns whose cells pd.factorize may group by Python equality across texts (True == 1 == 1.0)
+_FACTORIZED_AS_IS = frozenset({"string", "empty", "boolean", "integer", "floating", "mixed-integer-float",
+                               "datetime", "datetime64", "date"})
+
+
 def _factorize(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
-    """Row labels (-1 for NA) and the distinct non-NA cells, whatever their types."""
-    try:
-        labels, uniques = pd.factorize(series, use_na_sentinel=True)
-    except TypeError:  # unhashable cells (lists, dicts): match them on their text
-        labels, uniques = pd.factorize(series.map(lambda v: v if ptypes.is_hashable(v) else repr(v)))
+    """Row labels (-1 for NA) and the distinct non-NA cells, grouped by their texts.
+
+    A column of one type (or ints and floats, whose equal values have equal texts) is factorized
+    as it is; cells of mixed types are first turned into their texts, so a True is never grouped
+    with a 1, whatever came first.
+    """
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in _FACTORIZED_AS_IS:
+        series = series.map(_text_or_none)
+    labels, uniques = pd.factorize(series, use_na_sentinel=True)
     return np.asarray(labels, dtype=np.int64), list(np.asarray(uniques, dtype=object))
 
 
@@ -121,7 +165,7 @@ def distinct_texts(series: pd.Series, markers: Iterable[str]) -> tuple[np.ndarra
     """
     labels, uniques = _factorize(series)
     labels[labels < 0] = len(uniques)
-    texts = np.array([*(_cell_text(v) for v in uniques), ""], dtype=object)
+    texts = np.array([*(cell_text(v) for v in uniques), ""], dtype=object)
     missing_words = set(markers) | {""}
     is_missing = np.array([t in missing_words for t in texts], dtype=bool)
     return labels, texts, is_missing
@@ -218,8 +262,7 @@ def parse_values(series: pd.Series, kind: Kind, missing_markers: Iterable[str] =
     ``missing`` marks the cells that are missing (so NaN and not missing means invalid). Date
     texts are read with the ``shape``'s format, else in its day order (``_parse_dates``).
     """
-    plain_numbers = ptypes.is_numeric_dtype(series.dtype) and not ptypes.is_complex_dtype(series.dtype)
-    if kind in (Kind.INTEGER, Kind.FLOAT) and plain_numbers:
+    if kind in (Kind.INTEGER, Kind.FLOAT) and _plain_numbers(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
         return values, np.isnan(values)
     if kind == Kind.DATETIME and ptypes.is_datetime64_any_dtype(series.dtype):
@@ -266,9 +309,23 @@ def _classify_texts(texts: np.ndarray) -> np.ndarray:
     return classes
 
 
+def _plain_numbers(series: pd.Series) -> bool:
+    """Whether a column's dtype holds real numbers only (not bools, which are read as words)."""
+    dtype = series.dtype
+    return ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype) and not ptypes.is_complex_dtype(dtype)
+
+
+def _has_time_of_day(series: pd.Series) -> np.ndarray:
+    """Per cell of a datetime-dtype column, whether its time (in UTC) is not midnight: what its
+    ``cell_text`` says with a ":"."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        series = series.dt.tz_convert("UTC").dt.tz_localize(None)
+    return (series != series.dt.normalize()).to_numpy(dtype=bool)
+
+
 def _classify_typed(series: pd.Series) -> np.ndarray | None:
     """``classify_cells`` for a bool, number or datetime dtype, without going through text (the
-    classes are the ones the cells' texts would get); None for other dtypes."""
+    classes are the ones the cells' texts get); None for other dtypes."""
     dtype = series.dtype
     if ptypes.is_bool_dtype(dtype):
         classes = np.full(len(series), CELL_CLASSES.index(Kind.BOOLEAN), dtype=np.int64)
@@ -278,7 +335,7 @@ def _classify_typed(series: pd.Series) -> np.ndarray | None:
         classes = np.full(len(series), CELL_CLASSES.index(Kind.DATETIME), dtype=np.int64)
         classes[series.isna().to_numpy()] = -1
         return classes
-    if ptypes.is_numeric_dtype(dtype) and not ptypes.is_complex_dtype(dtype):
+    if _plain_numbers(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
         integral = np.isfinite(values) & (values == np.floor(values))
         classes = np.where(integral, CELL_CLASSES.index(Kind.INTEGER), CELL_CLASSES.index(Kind.FLOAT))
@@ -339,21 +396,20 @@ def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str
     """Per cell of a boolean, float or datetime column, the index of its written shape among the
     kind's ``SHAPE_CELLS`` (a spelling in ``BOOLEAN_SPELLINGS``; decimals 0..6, or more; a date
     with or without time, by ``DATE_ORDERS``), -1 for a missing cell or one of another kind.
-    Typed cells have no spelling or day order of their own. Exact and private: only the describer
-    may release it, and only with noise."""
+    Every cell's shape is that of its ``cell_text`` (a bool is spelled True/False; a datetime has a
+    time of day when it is not midnight), whatever its column's dtype. Exact and private: only the
+    describer may release it, and only with noise."""
     wanted = [CELL_CLASSES.index(kind)] + ([CELL_CLASSES.index(Kind.INTEGER)] if kind == Kind.FLOAT else [])
-    if ptypes.is_bool_dtype(series.dtype):
-        return np.full(len(series), -1, dtype=np.int64)
-    typed = _classify_typed(series)
-    if ptypes.is_datetime64_any_dtype(series.dtype):
+    if ptypes.is_datetime64_any_dtype(series.dtype):  # the shapes of the cells' texts, without the texts
+        typed = _classify_typed(series)
         assert typed is not None  # a datetime column is typed
-        timed = _datetime_array_seconds(series) % 86400 != 0
-        return np.where(np.isin(typed, wanted), 3 * timed + 2, -1).astype(np.int64)
+        return np.where(np.isin(typed, wanted), 3 * _has_time_of_day(series) + 2, -1).astype(np.int64)
     labels, texts, is_missing = distinct_texts(series, missing_markers)
-    if typed is not None:  # numbers: their shortest plain form; typed rows say which are numbers
-        mine = np.isin(typed, wanted)
+    if _plain_numbers(series):  # numbers: their shortest plain form; typed rows say which are numbers
+        typed = _classify_typed(series)
+        assert typed is not None  # a number column is typed
         texts = np.array([np.format_float_positional(float(t), trim="-") if t else t for t in texts], dtype=object)
-        return np.where(mine, _shapes_of(texts, kind)[labels], -1)
+        return np.where(np.isin(typed, wanted), _shapes_of(texts, kind)[labels], -1)
     classes = _classify_texts(texts)
     classes[is_missing] = -1
     shapes = np.full(len(texts), -1, dtype=np.int64)
