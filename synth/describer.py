@@ -29,7 +29,7 @@ from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
-from synth.profile import Profile
+from synth.profile import READ_KEYS, Profile
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn
@@ -171,10 +171,10 @@ def _check_domain_sources(schema: Schema, profile: Profile) -> None:
         raise ProfileError(
             f"the domains of column(s) {derived} are marked data-derived: they were read from the "
             "private data, so releasing them is not differentially private. Replace them with public "
-            "knowledge and set source = \"public\", or replace each one's domain keys (and any complete "
-            "or missing) with source = \"dp-estimated\", keeping its kind, to have the domain estimated "
-            "under DP, or set accept_data_derived_domains = true in [release] to release anyway (the "
-            "release will then say it is not end-to-end DP)."
+            "knowledge and set source = \"public\", or keep only each one's kind and set source = "
+            f"\"dp-estimated\" (removing its domain keys and any {', '.join(READ_KEYS)}), to have the rest "
+            "estimated under DP, or set accept_data_derived_domains = true in [release] to release anyway "
+            "(the release will then say it is not end-to-end DP)."
         )
 
 
