@@ -19,7 +19,7 @@ import pandas as pd
 from synth.backends.base import CountingTable, as_table
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease, Curator
-from synth.description import Description
+from synth.description import DEFAULT_SHAPE, Description, shape_keys_set
 from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
 from synth.encoding import EncodingReport
 from synth.engines import make_engine
@@ -125,6 +125,18 @@ def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dic
             sources[column.name] = "public" if to_discover[column.name] is not None else "dp-estimated"
         else:
             sources[column.name] = "data-derived" if column.source == DomainSource.DATA_DERIVED else "public"
+    return sources
+
+
+def _shape_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dict[str, dict[str, str]]:
+    """Where each column's written shape came from, per key its kind takes (an id's ``template``
+    too): "default" when unset (the public rule of ``synth.textshape``), else "dp-estimated" when
+    discovery's noisy vote set it, else the column's source in the profile (public, dp-estimated
+    by an earlier release, or data-derived)."""
+    sources = {}
+    for column in schema.output_columns:
+        found = DomainSource.DP_ESTIMATED.value if column.name in to_discover else DomainSource(column.source).value
+        sources[column.name] = {key: found if given else DEFAULT_SHAPE for key, given in shape_keys_set(column).items()}
     return sources
 
 
@@ -268,7 +280,8 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
         neighbouring=counts.neighbouring.relation.value,
         privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
                  "discovery_share": profile.discovery_share if to_discover else 0.0,
-                 "kind_sources": _kind_sources(schema, to_discover), **discovery_record},
+                 "kind_sources": _kind_sources(schema, to_discover),
+                 "shape_sources": _shape_sources(schema, to_discover), **discovery_record},
         ledger=accountant.ledger,
         noise=counts.noise.description(),
         rows=profile.rows,

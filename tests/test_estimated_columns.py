@@ -215,3 +215,23 @@ def test_following_the_advice_on_a_drafted_profile_gives_an_end_to_end_dp_releas
     assert d.end_to_end_dp and "data-derived" not in d.domain_sources.values()
     assert d.schema.column("member").shape.labels == ("yes", "no")  # voted under DP
     assert any(e.query.startswith("shape(member)") for e in d.ledger)
+
+
+def test_shape_sources_say_where_each_written_form_came_from():
+    """The release records, per column and shape key, where it came from: the profile (public), the
+    noisy vote of discovery (dp-estimated), the data (data-derived: not end-to-end DP), or unset (default)."""
+    rng = np.random.default_rng(5)
+    df = members(3000).assign(score=rng.uniform(0, 100, 3000).round(1), key=[f"K{i:05d}" for i in range(3000)])
+    score = '\n[columns.score]\nkind = "float"\nlower = 0\nupper = 100\nbins = 10\ndecimals = 1\n'
+    key = '\n[columns.key]\nkind = "id"\nsource = "dp-estimated"\n'
+    profile = replace(profile_from_dict(tomllib.loads(RELEASE + SEX + MEMBER + score + key)), seed=2)
+    d = synth.describe(df, profile, engine="independent", report_to=None)
+    assert d.privacy["shape_sources"] == {"sex": {}, "member": {"labels": "dp-estimated"},
+                                          "score": {"decimals": "public"}, "key": {"template": "default"}}
+    assert d.end_to_end_dp
+    drafted = replace(draft_profile(df[["sex", "member", "score"]]), engine="independent", seed=2,
+                      accept_data_derived_domains=True)
+    d = synth.describe(df, drafted, report_to=None)
+    assert d.privacy["shape_sources"] == {"sex": {}, "member": {"labels": "data-derived"},
+                                          "score": {"decimals": "data-derived"}}
+    assert not d.end_to_end_dp
