@@ -5,8 +5,9 @@ measurements with their noise scales, the engine
 and its options, the noise sampler used (and whether it was seeded), the neighbouring relation,
 the privacy budget, what was spent and the full ledger, and where each column's domain, kind
 and written shape (``privacy.shape_sources``: per key, public, dp-estimated, data-derived or the
-public default) came from. Everything derived from it is post-processing. It must never hold a statistic of the
-private data that did not pass through a DP mechanism (no exact counts, no file hashes).
+public default) came from. Everything derived from it is post-processing. It must never hold a
+statistic of the private data that did not pass through a DP mechanism (no exact counts, no file
+hashes).
 
 ``load_description`` validates a file before anything uses it: format, version, types, the engine's
 options and output (read back by the engine that wrote them), measurement shapes against the

@@ -4,8 +4,9 @@ It lists the released files with their SHA-256 digests (these files are DP outpu
 them is harmless; the private input is never hashed), and restates in plain terms what was spent
 and how: notion, budget, spent (ε, δ, ρ), neighbouring relation (under ``replace`` the exact row count
 is published), domain, kind and shape provenance (``shape_sources``: where each column's labels,
-format, decimals, dayfirst, date_only or key template came from; null for an older release), whether the noise was seeded (a seeded release carries
-no privacy guarantee at all, and says so), and the software version.
+format, decimals, dayfirst, date_only or key template came from; null for an older release),
+whether the noise was seeded (a seeded release carries no privacy guarantee at all, and says so),
+and the software version.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def guarantee_statement(description: Description) -> str:
         derived = [n for n, s in description.domain_sources.items() if s == DomainSource.DATA_DERIVED.value]
         shaped = [n for n, keys in (description.shape_sources or {}).items()
                   if DomainSource.DATA_DERIVED.value in keys.values() and n not in derived]
-        read = [f"the domains of {derived}"] * bool(derived) + [f"how the values of {shaped} are written"] * bool(shaped)
+        read = ([f"the domains of {derived}"] if derived else []) + (
+            [f"how the values of {shaped} are written"] if shaped else [])
         parts.append(f" NOT end-to-end DP: {' and '.join(read)} were read from the private data without noise.")
     if description.neighbouring == "replace":
         parts.append(" Under the replace relation the exact number of rows is published as part of the release: "
