@@ -19,7 +19,7 @@ import pandas as pd
 from synth.backends.base import CountingTable, as_table
 from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease, Curator
-from synth.description import Description
+from synth.description import DEFAULT_SHAPE, Description, shape_keys_set
 from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
 from synth.encoding import EncodingReport
 from synth.engines import make_engine
@@ -29,7 +29,7 @@ from synth.kinds import DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
-from synth.profile import Profile
+from synth.profile import READ_KEYS, Profile
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn
@@ -128,6 +128,18 @@ def _kind_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dic
     return sources
 
 
+def _shape_sources(schema: Schema, to_discover: Mapping[str, Kind | None]) -> dict[str, dict[str, str]]:
+    """Where each column's written shape came from, per key its kind takes (an id's ``template``
+    too): "default" when unset (the public rule of ``synth.textshape``), else "dp-estimated" when
+    discovery's noisy vote set it, else the column's source in the profile (public, dp-estimated
+    by an earlier release, or data-derived)."""
+    sources = {}
+    for column in schema.output_columns:
+        found = DomainSource.DP_ESTIMATED.value if column.name in to_discover else DomainSource(column.source).value
+        sources[column.name] = {key: found if given else DEFAULT_SHAPE for key, given in shape_keys_set(column).items()}
+    return sources
+
+
 def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], others: bool = False) -> None:
     """The health check after discovery, before anything else is spent: DiscoveryError when a
     column was lost (its values exist but no domain cleared the noise), unless rough domains are
@@ -171,10 +183,10 @@ def _check_domain_sources(schema: Schema, profile: Profile) -> None:
         raise ProfileError(
             f"the domains of column(s) {derived} are marked data-derived: they were read from the "
             "private data, so releasing them is not differentially private. Replace them with public "
-            "knowledge and set source = \"public\", or replace each one's domain keys (and any complete "
-            "or missing) with source = \"dp-estimated\", keeping its kind, to have the domain estimated "
-            "under DP, or set accept_data_derived_domains = true in [release] to release anyway (the "
-            "release will then say it is not end-to-end DP)."
+            "knowledge and set source = \"public\", or keep only each one's kind and set source = "
+            f"\"dp-estimated\" (removing its domain keys and any {', '.join(READ_KEYS)}), to have the rest "
+            "estimated under DP, or set accept_data_derived_domains = true in [release] to release anyway "
+            "(the release will then say it is not end-to-end DP)."
         )
 
 
@@ -268,7 +280,8 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
         neighbouring=counts.neighbouring.relation.value,
         privacy={"budget": accountant.budget_dict(), "spent": accountant.spent(),
                  "discovery_share": profile.discovery_share if to_discover else 0.0,
-                 "kind_sources": _kind_sources(schema, to_discover), **discovery_record},
+                 "kind_sources": _kind_sources(schema, to_discover),
+                 "shape_sources": _shape_sources(schema, to_discover), **discovery_record},
         ledger=accountant.ledger,
         noise=counts.noise.description(),
         rows=profile.rows,

@@ -3,13 +3,16 @@
 It holds the public domain (schema), any compression of it decided from noisy counts, the noisy
 measurements with their noise scales, the engine
 and its options, the noise sampler used (and whether it was seeded), the neighbouring relation,
-the privacy budget, what was spent and the full ledger, and where each column's domain came
-from. Everything derived from it is post-processing. It must never hold a statistic of the
-private data that did not pass through a DP mechanism (no exact counts, no file hashes).
+the privacy budget, what was spent and the full ledger, and where each column's domain, kind
+and written shape (``privacy.shape_sources``: per key, public, dp-estimated, data-derived or the
+public default) came from. Everything derived from it is post-processing. It must never hold a
+statistic of the private data that did not pass through a DP mechanism (no exact counts, no file
+hashes).
 
 ``load_description`` validates a file before anything uses it: format, version, types, the engine's
 options and output (read back by the engine that wrote them), measurement shapes against the
-domain, and that the stated totals equal the sum of the ledger.
+domain, that the stated totals equal the sum of the ledger, and the shape sources when recorded
+(a file written before synth recorded them loads without).
 """
 
 from __future__ import annotations
@@ -26,20 +29,32 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from synth import __version__
+from synth.column import Column
 from synth.engines import released_by
 from synth.engines.base import EngineResult
 from synth.engines.output import EngineOutput
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
-from synth.kinds import DomainSource
+from synth.kinds import DomainSource, Kind
 from synth.measurement import Measurement
 from synth.model.compression import compressed_sizes
 from synth.model.domain import Domain
 from synth.privacy import Accountant, Budget, LedgerEntry, Notion
 from synth.schema import Schema
+from synth.textshape import KIND_SHAPE_KEYS
+from synth.unmodelled import UnmodelledColumn
 
 FORMAT = "synth-description"
 FORMAT_VERSION = 1
+DEFAULT_SHAPE = "default"  # a shape key left unset: the public rule of synth.textshape writes the values
+SHAPE_SOURCES = (*(s.value for s in DomainSource), DEFAULT_SHAPE)
+
+
+def shape_keys_set(column: Column | UnmodelledColumn) -> dict[str, bool]:
+    """The shape keys a column's kind takes (an id's ``template`` too), each with whether it is set."""
+    if isinstance(column, UnmodelledColumn):
+        return {"template": column.template is not None} if column.kind == Kind.ID else {}
+    return {key: getattr(column.shape, key) not in (None, False) for key in KIND_SHAPE_KEYS.get(column.kind, ())}
 
 
 @dataclass(frozen=True)
@@ -73,9 +88,18 @@ class Description:
         return {c.name: DomainSource(c.source).value for c in self.schema.output_columns}
 
     @property
+    def shape_sources(self) -> dict[str, dict[str, str]] | None:
+        """Where each column's shape keys came from (column -> key -> one of ``SHAPE_SOURCES``);
+        None for a release written before synth recorded them."""
+        return self.privacy.get("shape_sources")
+
+    @property
     def end_to_end_dp(self) -> bool:
-        """False when any domain was read from the data without noise (allowed only on request)."""
-        return all(c.source != DomainSource.DATA_DERIVED for c in self.schema.output_columns)
+        """False when any domain or shape key was read from the data without noise (allowed only
+        on request)."""
+        shapes = (self.shape_sources or {}).values()
+        return (all(c.source != DomainSource.DATA_DERIVED for c in self.schema.output_columns)
+                and not any(DomainSource.DATA_DERIVED.value in keys.values() for keys in shapes))
 
     @property
     def model_domain(self) -> Domain:
@@ -174,8 +198,9 @@ class Description:
         return description
 
     def validate(self, stated_totals: dict[str, float] | None = None) -> None:
-        """Check compression maps and measurements against the domain, and the stated totals
-        and spent against the ledger (replayed on an accountant with the stated budget)."""
+        """Check compression maps, measurements and any shape sources against the domain, and the
+        stated totals and spent against the ledger (replayed on an accountant with the stated budget)."""
+        self._check_shape_sources()
         schema_sizes = dict(zip(self.schema.names, self.schema.sizes))
         for name, mapping in self.compression.items():
             valid = (name in schema_sizes and mapping.shape == (schema_sizes[name],)
@@ -212,6 +237,24 @@ class Description:
                         f"to {value}; the file was altered. Do not share it."
                     )
             self._check_spent()
+
+    def _check_shape_sources(self) -> None:
+        """Recorded shape sources must map the schema's columns to their shape keys' sources."""
+        shapes = self.shape_sources
+        if shapes is None:
+            return
+        columns = {c.name: shape_keys_set(c) for c in self.schema.output_columns}
+        fits = isinstance(shapes, dict) and sorted(shapes) == sorted(columns) and all(
+            isinstance(shapes[name], dict) and sorted(shapes[name]) == sorted(keys)
+            and all(shapes[name][key] in SHAPE_SOURCES and (shapes[name][key] == DEFAULT_SHAPE) != given
+                    for key, given in keys.items())
+            for name, keys in columns.items())
+        if not fits:
+            raise DescriptionError(
+                "the Description's privacy.shape_sources must give, for each of its columns, each shape key its "
+                f"kind takes with one of {', '.join(SHAPE_SOURCES)} ({DEFAULT_SHAPE!r} exactly when the key is "
+                "unset); the file is inconsistent. Use the file exactly as synth wrote it."
+            )
 
     def _check_spent(self) -> None:
         """The stated budget must admit the ledger's charges, in order, and the stated spent must

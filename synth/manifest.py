@@ -3,8 +3,10 @@
 It lists the released files with their SHA-256 digests (these files are DP outputs, so hashing
 them is harmless; the private input is never hashed), and restates in plain terms what was spent
 and how: notion, budget, spent (ε, δ, ρ), neighbouring relation (under ``replace`` the exact row count
-is published), domain and kind provenance, whether the noise was seeded (a seeded release carries
-no privacy guarantee at all, and says so), and the software version.
+is published), domain, kind and shape provenance (``shape_sources``: where each column's labels,
+format, decimals, dayfirst, date_only or key template came from; null for an older release),
+whether the noise was seeded (a seeded release carries no privacy guarantee at all, and says so),
+and the software version.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from synth.description import Description
 from synth.files import atomic_write_text
+from synth.kinds import DomainSource
 
 MANIFEST_VERSION = 1
 
@@ -48,10 +51,12 @@ def guarantee_statement(description: Description) -> str:
             parts.append(f" (accounted as {spent['rho']:.6g}-zCDP, converted to (ε, δ))")
         parts.append(".")
     if not description.end_to_end_dp:
-        derived = [n for n, s in description.domain_sources.items() if s == "data-derived"]
-        parts.append(
-            f" NOT end-to-end DP: the domains of {derived} were read from the private data without noise."
-        )
+        derived = [n for n, s in description.domain_sources.items() if s == DomainSource.DATA_DERIVED.value]
+        shaped = [n for n, keys in (description.shape_sources or {}).items()
+                  if DomainSource.DATA_DERIVED.value in keys.values() and n not in derived]
+        read = ([f"the domains of {derived}"] if derived else []) + (
+            [f"how the values of {shaped} are written"] if shaped else [])
+        parts.append(f" NOT end-to-end DP: {' and '.join(read)} were read from the private data without noise.")
     if description.neighbouring == "replace":
         parts.append(" Under the replace relation the exact number of rows is published as part of the release: "
                      "only the rows' contents are protected.")
@@ -76,6 +81,7 @@ def build_manifest(description: Description, description_path: Path, outputs: li
             "end_to_end_dp": description.end_to_end_dp,
             "domain_sources": description.domain_sources,
             "kind_sources": description.privacy.get("kind_sources"),
+            "shape_sources": description.shape_sources,
             "noise": description.noise,
         },
         "statement": guarantee_statement(description),

@@ -14,7 +14,8 @@ A profile says what a release may spend and what is publicly known about the col
     missing_markers = ["", "<NULL>"]     # cells read as missing (blank cells always are)
     other_label = "<OTHER>"              # how values outside a category list are written back
     accept_data_derived_domains = false  # true: allow domains read from the data (not end-to-end DP)
-    discovery_share = 0.1                # share of epsilon spent estimating domains (when any are)
+    discovery_share = 0.1                # share of the budget spent estimating domains (when any are):
+                                         # of rho under zcdp (at epsilon 1, delta 1e-9: about epsilon 0.3)
     discovery_reserve = 0.1              # more, spent only on text columns the first look found too
                                          # few values of (a second look at a lower threshold)
     accept_rough_domains = false         # true: release even when a column's domain was not found
@@ -67,11 +68,18 @@ cell) is written by a fixed per-cell rule (see ``synth.encoding``) and counted o
 above ``MAX_DELTA`` (1e-4) a profile is refused unless it sets ``accept_large_delta = true``.
 
 A column with ``source = "dp-estimated"``, a kind and no domain keys (categories, lower, upper,
-bins, cuts) keeps that kind as public and has its domain estimated under DP when the data is
-described, with ``discovery_share`` of the budget; it takes no ``complete`` or ``missing`` (it keeps
-its OTHER and missing codes). With its domain written out, ``dp-estimated`` only records that an earlier release
-found that domain under DP. Without a ``[columns]`` table every column of the data is released,
-its kind and domain estimated under DP.
+bins, cuts) keeps that kind as public and has everything else estimated under DP when the data is
+described, with ``discovery_share`` of the budget: its domain, and how its values are written (a
+boolean's labels too: its domain False/True is fixed, its words are not). Such a column takes none
+of the keys a drafted profile reads from the rows besides the domain (``READ_KEYS``: ``complete``,
+``missing``, ``template`` and the shape keys ``decimals``, ``labels``, ``format``, ``dayfirst``,
+``date_only``): they are refused, naming them, since no noise would cover them while the release
+claimed end-to-end DP. Remove them to have them estimated under DP (it keeps its OTHER and missing
+codes; an id column's fresh keys are then 1, 2, 3, ...), or give the column as ``public`` if they are
+public knowledge. A boolean, id or text column has no domain keys, so ``dp-estimated`` always means
+this for it. With its domain written out, ``dp-estimated`` only records that an earlier release
+found that domain (and the keys beside it) under DP. Without a ``[columns]`` table every column of
+the data is released, its kind and domain estimated under DP.
 
 A profile drafted from the data (``synth.drafting``) has domains marked ``data-derived``: they
 were read from private rows, and the saved file says so in comments. Publishing them is not
@@ -116,6 +124,8 @@ COMPOSITION = ("basic", "advanced")
 COLUMN_KEYS = ("kind", "categories", "lower", "upper", "bins", "cuts", "complete", "missing", "template", "source",
                *SHAPE_KEYS)
 DOMAIN_KEYS = ("categories", "lower", "upper", "bins", "cuts")
+# keys besides the domain that `synth profile` drafts from the rows: a column whose domain is estimated under DP refuses them
+READ_KEYS = ("complete", "missing", "template", *SHAPE_KEYS)
 DRAFT_MAX_CATEGORIES = 1000  # the most categories a drafted column lists (synth.drafting)
 
 _DRAFT_HEADER = """\
@@ -126,8 +136,9 @@ _DRAFT_HEADER = """\
 # one person. Before a release, for each such column either
 #   * replace the domain with public knowledge (published code lists, legal or physical ranges)
 #     and set source = "public", or
-#   * replace its domain (categories, lower, upper, bins or cuts, and any complete or missing)
-#     with source = "dp-estimated", keeping kind, to have the domain estimated under DP (this
+#   * keep only its kind and set source = "dp-estimated": remove its domain (categories, lower,
+#     upper, bins or cuts) and any complete, missing, template, decimals, labels, format, dayfirst
+#     or date_only, which were read from the data too, to have them estimated under DP (this
 #     spends discovery_share of the budget), or
 #   * knowingly set accept_data_derived_domains = true in [release]: the release will then state
 #     that it is not end-to-end differentially private.
@@ -180,11 +191,12 @@ class Profile:
     """One release: its columns, budget, engine and settings.
 
     ``schema`` holds the columns whose domain is given (None: there are none); ``to_estimate``
-    the columns whose kind is given and whose domain is estimated under DP (name -> kind, not
-    boolean: its domain is fixed). ``column_order`` names every listed column in the release's
-    order; it is empty when no column is estimated (the schema's order) and, when left empty,
-    filled in as the schema's columns then those to estimate. A profile listing no column at
-    all releases every column of the data, kinds and domains estimated under DP.
+    the columns whose kind is given and whose domain and shape are estimated under DP (name ->
+    kind; a boolean's domain is fixed, its labels are estimated). ``column_order`` names every
+    listed column in the release's order; it is empty when no column is estimated (the schema's
+    order) and, when left empty, filled in as the schema's columns then those to estimate. A
+    profile listing no column at all releases every column of the data, kinds and domains
+    estimated under DP.
 
     Invalid epsilon/delta (and delta above ``MAX_DELTA`` without ``accept_large_delta``) raise
     BudgetError; other invalid settings ProfileError.
@@ -287,11 +299,6 @@ class Profile:
                 raise ProfileError(
                     f"column {name!r}: kind is {kind!r}; it must be one of {', '.join(k.value for k in Kind)}."
                 ) from None
-            if checked[name] == Kind.BOOLEAN:
-                raise ProfileError(
-                    f"column {name!r} is boolean: its domain (false/true) is fixed, so there is nothing to "
-                    "estimate; give it as a column of the schema."
-                )
         doubled = sorted(set(checked) & set(self.schema.output_names if self.schema is not None else ()))
         if doubled:
             raise ProfileError(f"column(s) {doubled} are listed both with a domain and to be estimated; list each once.")
@@ -369,7 +376,8 @@ def _reject_unknown(table: Mapping[str, Any], allowed: Sequence[str], where: str
 
 def _estimated_kind(where: str, entry: Mapping[str, Any]) -> Kind | None:
     """The kind of a column whose domain is to be estimated under DP (``source = "dp-estimated"``,
-    no domain keys, not boolean), or None for a column given in full."""
+    no domain keys; not id or text, which have nothing to estimate), or None for a column given in
+    full. Such a column takes none of ``READ_KEYS``: they are estimated under DP too, or left out."""
     if entry.get("source") != DomainSource.DP_ESTIMATED.value or any(k in entry for k in DOMAIN_KEYS):
         return None
     if "kind" not in entry:
@@ -383,23 +391,17 @@ def _estimated_kind(where: str, entry: Mapping[str, Any]) -> Kind | None:
         raise ProfileError(
             f"{where}: kind is {entry['kind']!r}; it must be one of {', '.join(k.value for k in Kind)}."
         ) from None
-    if kind == Kind.BOOLEAN or kind in UNMODELLED_KINDS:  # nothing to estimate: a full column
-        return None
-    closed = [k for k in ("complete", "missing") if k in entry]
-    if closed:
+    read = [k for k in entry if k in READ_KEYS]
+    if read:
         raise ProfileError(
-            f"{where} has {' and '.join(closed)}, but its domain is estimated under DP (source = "
-            "\"dp-estimated\" with no categories or bounds): its codes are those found under DP, which "
-            f"keep an OTHER and a missing code. Remove {' and '.join(closed)}, or give the full domain."
+            f"{where} has {', '.join(read)}, but it is marked source = \"dp-estimated\" with no categories or "
+            "bounds: all but its kind is estimated under DP (its domain, its missing code, how its values are "
+            "written), and these keys may have been read from the private data (`synth profile` drafts them so), "
+            f"which no noise would cover. Remove {', '.join(read)} to have them estimated under DP (an id column's "
+            "keys are then 1, 2, 3, ...), or, if they are public knowledge, give the column as source = \"public\" "
+            "with its full domain (a boolean, id or text column needs none)."
         )
-    shaped = [k for k in SHAPE_KEYS if k in entry]
-    if shaped:
-        raise ProfileError(
-            f"{where} has {', '.join(shaped)}, but its domain is estimated under DP (source = \"dp-estimated\" "
-            "with no categories or bounds), and so is how its values are written (a noisy vote on the cells' "
-            f"shapes). Remove {', '.join(shaped)}, or give the full domain with them."
-        )
-    return kind
+    return None if kind in UNMODELLED_KINDS else kind  # an id or text column: nothing to estimate
 
 
 def _column_from_toml(name: str, table: Any) -> Column | UnmodelledColumn | Kind:

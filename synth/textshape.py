@@ -32,6 +32,7 @@ from synth.errors import SchemaError
 from synth.kinds import Kind
 
 SHAPE_KEYS = ("decimals", "labels", "format", "dayfirst", "date_only")
+KIND_SHAPE_KEYS = {Kind.FLOAT: ("decimals",), Kind.BOOLEAN: ("labels",), Kind.DATETIME: ("format", "dayfirst", "date_only")}
 MAX_DECIMALS = 12
 _TIME_DIRECTIVES = re.compile(r"%[HIMSfpXcTrRsz]")
 _CHECK_MOMENT = datetime(2001, 2, 3, 4, 5, 6)
@@ -55,8 +56,7 @@ class TextShape:
     def checked(self, kind: Kind, where: str) -> TextShape:
         """This shape, validated for a column of ``kind`` (SchemaError saying what to fix)."""
         given = list(self.to_dict())
-        allowed = {Kind.FLOAT: {"decimals"}, Kind.BOOLEAN: {"labels"},
-                   Kind.DATETIME: {"format", "dayfirst", "date_only"}}.get(kind, set())
+        allowed = KIND_SHAPE_KEYS.get(kind, ())
         wrong = [key for key in given if key not in allowed]
         if wrong:
             raise SchemaError(f"{where} cannot have {', '.join(wrong)} ({kind.value} columns take "

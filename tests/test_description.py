@@ -9,6 +9,7 @@ import pytest
 from synth.api import describe
 from synth.description import load_description, save_description
 from synth.errors import DescriptionError, InputFileError, OutputError
+from synth.manifest import build_manifest, guarantee_statement
 from synth.profile import Profile
 from tests.conftest import mixed_table
 
@@ -66,6 +67,12 @@ def _tamper(tmp_path, description, edit):
     (lambda d: d["engine"].update(name="nonesuch"), "made by engine 'nonesuch', which this synth does not have"),
     (lambda d: d["engine"]["options"].update(bogus=1), r"options of engine 'independent' are invalid.*no option"),
     (lambda d: d["engine"].update(output={"tree": []}), r"engine's output.*unknown key\(s\) \['tree'\]"),
+    (lambda d: d["privacy"]["shape_sources"].pop("member"), "shape_sources"),
+    (lambda d: d["privacy"]["shape_sources"]["member"].update(labels="guessed"), "shape_sources"),
+    (lambda d: d["privacy"]["shape_sources"]["member"].update(labels="public"), "shape_sources"),  # unset: default
+    (lambda d: d["privacy"]["shape_sources"]["income"].update(decimals="default"), "shape_sources"),  # set by the vote
+    (lambda d: d["privacy"]["shape_sources"]["age"].update(decimals="public"), "shape_sources"),  # integers take none
+    (lambda d: d["privacy"].update(shape_sources=[]), "shape_sources"),
 ])
 def test_tampered_files_are_rejected(tmp_path, description, edit, needle):
     with pytest.raises(DescriptionError, match=needle):
@@ -134,3 +141,26 @@ def test_to_dict_is_a_copy_that_can_be_edited_without_changing_the_description(d
     data["privacy"]["budget"]["epsilon"] = 99.0
     data["noise"]["seeded"] = "edited"
     assert description.to_dict() != data and "edited" not in description.engine_options
+
+
+def test_shape_sources_are_recorded_and_a_data_derived_key_is_not_end_to_end_dp(tmp_path, description):
+    """Per column, where each shape key its kind takes came from; one read from the data (and only
+    that) makes the release not end-to-end DP, and the manifest says which column's values."""
+    assert description.shape_sources == {
+        "city": {}, "age": {}, "income": {"decimals": "dp-estimated"},
+        "joined": {"format": "default", "dayfirst": "default", "date_only": "dp-estimated"}, "member": {"labels": "default"}}
+    assert description.end_to_end_dp
+    manifest = build_manifest(description, save_description(description, tmp_path / "d.json"), [])
+    assert manifest["privacy"]["shape_sources"] == description.shape_sources
+    assert load_description(tmp_path / "d.json").shape_sources == description.shape_sources
+    derived = load_description(_tamper(tmp_path, description,
+                                       lambda d: d["privacy"]["shape_sources"]["joined"].update(date_only="data-derived")))
+    assert "data-derived" not in derived.domain_sources.values() and not derived.end_to_end_dp
+    assert derived.to_dict()["end_to_end_dp"] is False
+    assert "how the values of ['joined'] are written were read from the private data" in guarantee_statement(derived)
+
+
+def test_a_release_written_before_shape_sources_still_loads(tmp_path, description):
+    older = load_description(_tamper(tmp_path, description, lambda d: d["privacy"].pop("shape_sources")))
+    assert older.shape_sources is None and older.end_to_end_dp
+    assert build_manifest(older, tmp_path / "bad.json", [])["privacy"]["shape_sources"] is None

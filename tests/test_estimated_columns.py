@@ -16,7 +16,7 @@ from synth.drafting import draft_profile
 from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, ProfileError
 from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
-from synth.profile import Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
+from synth.profile import READ_KEYS, Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
 from synth.column import Column
 from synth.schema import Schema
 
@@ -82,14 +82,51 @@ def test_complete_or_missing_on_an_estimated_column_is_refused(tmp_path, line, k
         load_profile(write(tmp_path, RELEASE + AGE + line + "\n"))
 
 
+MEMBER = '\n[columns.member]\nkind = "boolean"\nsource = "dp-estimated"\n'
+
+
+def members(rows: int, seed: int = 0) -> pd.DataFrame:
+    """``people`` with a flag written yes/no and never missing."""
+    return people(rows, seed).assign(member=np.random.default_rng(seed + 1).choice(["yes", "no"], rows))
+
+
+@pytest.mark.parametrize("text, keys", [
+    (MEMBER + 'labels = ["yes", "no"]\nmissing = false\n', "labels, missing"),
+    (MEMBER + 'labels = ["yes", "no"]\n', "labels"),
+    (MEMBER.replace("boolean", "datetime") + "date_only = true\ndayfirst = true\n", "date_only, dayfirst"),
+    (MEMBER.replace("boolean", "id") + 'template = "A99"\n', "template"),
+])
+def test_a_dp_estimated_column_of_any_kind_refuses_keys_read_from_the_data(tmp_path, text, keys):
+    """A drafted column's labels, missing, shape or key template were read exactly from the rows: on a
+    dp-estimated column (which a boolean or id column always is: it has no domain keys) they would be
+    released while the release claims end-to-end DP, so they are refused, naming them and the way out."""
+    with pytest.raises(ProfileError, match=rf"\[columns\.member\] has {keys}") as caught:
+        load_profile(write(tmp_path, RELEASE + SEX + text))
+    assert "estimated under DP" in str(caught.value) and 'source = "public"' in str(caught.value)
+
+
+def test_a_dp_estimated_boolean_keeps_nothing_read_from_the_data():
+    """The leak: a drafted ``labels`` and ``missing = false`` on a dp-estimated boolean were released as
+    they were read while the manifest said end-to-end DP. Now they are refused, and without them the
+    labels are voted under DP (and the missing code kept), charged to the discovery share."""
+    with pytest.raises(ProfileError, match=r"labels, missing"):
+        profile_from_dict(tomllib.loads(RELEASE + SEX + MEMBER + 'labels = ["yes", "no"]\nmissing = false\n'))
+    profile = profile_from_dict(tomllib.loads(RELEASE + SEX + MEMBER))
+    assert profile.to_estimate == {"member": Kind.BOOLEAN}
+    d = synth.describe(members(4000), replace(profile, seed=3), report_to=None)
+    member = d.schema.column("member")
+    assert member.shape.labels == ("yes", "no") and member.missing  # voted under DP; a missing code kept
+    assert any(e.query.startswith("shape(member)") for e in d.ledger)
+    assert d.end_to_end_dp and d.privacy["kind_sources"]["member"] == "public"
+
+
 def test_a_profiles_columns_to_estimate_are_checked():
     assert Profile(schema=None, epsilon=1.0, to_estimate={"age": "integer"}).to_estimate == {"age": Kind.INTEGER}
     with pytest.raises(ProfileError, match=r"\['sex'\] are listed both"):
         Profile(schema=SEX_SCHEMA, epsilon=1.0, to_estimate={"sex": "categorical"})
     with pytest.raises(ProfileError, match="'number'"):
         Profile(schema=None, epsilon=1.0, to_estimate={"age": "number"})
-    with pytest.raises(ProfileError, match="boolean"):
-        Profile(schema=None, epsilon=1.0, to_estimate={"member": "boolean"})
+    assert Profile(schema=None, epsilon=1.0, to_estimate={"member": "boolean"}).to_estimate == {"member": Kind.BOOLEAN}
     with pytest.raises(ProfileError, match="column_order"):
         Profile(schema=SEX_SCHEMA, epsilon=1.0, to_estimate={"age": "integer"}, column_order=("age",))
 
@@ -159,3 +196,42 @@ def test_the_refusal_of_data_derived_domains_points_to_dp_estimation():
     assert 'source = "dp-estimated"' in str(caught.value) and "delete" not in str(caught.value)
     header = profile_to_toml(drafted)
     assert 'source = "dp-estimated"' in header and "delete" not in header
+    assert all(key in str(caught.value) and key in header for key in READ_KEYS)  # every key to remove is named
+
+
+def test_following_the_advice_on_a_drafted_profile_gives_an_end_to_end_dp_release(tmp_path):
+    """A drafted profile, edited as its refusal says (keep each column's kind, source = "dp-estimated",
+    remove the rest), is accepted, and nothing in the release was read from the data without noise."""
+    rng = np.random.default_rng(4)
+    df = members(3000).assign(score=rng.normal(50, 10, 3000).round(2),
+                              joined=pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, 3000), "D"),
+                              key=[f"K{i:05d}" for i in rng.permutation(3000)])
+    data = tomllib.loads(profile_to_toml(draft_profile(df)))
+    assert data["columns"]["member"]["labels"] == ["yes", "no"] and data["columns"]["key"]["template"] == "A99999"
+    data["release"].update(seed=3, engine="independent")
+    data["columns"] = {name: {"kind": column["kind"], "source": "dp-estimated"} for name, column in data["columns"].items()}
+    profile = load_profile(save_profile(profile_from_dict(data), tmp_path / "edited.toml"))
+    d = synth.describe(df, profile, report_to=None)
+    assert d.end_to_end_dp and "data-derived" not in d.domain_sources.values()
+    assert d.schema.column("member").shape.labels == ("yes", "no")  # voted under DP
+    assert any(e.query.startswith("shape(member)") for e in d.ledger)
+
+
+def test_shape_sources_say_where_each_written_form_came_from():
+    """The release records, per column and shape key, where it came from: the profile (public), the
+    noisy vote of discovery (dp-estimated), the data (data-derived: not end-to-end DP), or unset (default)."""
+    rng = np.random.default_rng(5)
+    df = members(3000).assign(score=rng.uniform(0, 100, 3000).round(1), key=[f"K{i:05d}" for i in range(3000)])
+    score = '\n[columns.score]\nkind = "float"\nlower = 0\nupper = 100\nbins = 10\ndecimals = 1\n'
+    key = '\n[columns.key]\nkind = "id"\nsource = "dp-estimated"\n'
+    profile = replace(profile_from_dict(tomllib.loads(RELEASE + SEX + MEMBER + score + key)), seed=2)
+    d = synth.describe(df, profile, engine="independent", report_to=None)
+    assert d.privacy["shape_sources"] == {"sex": {}, "member": {"labels": "dp-estimated"},
+                                          "score": {"decimals": "public"}, "key": {"template": "default"}}
+    assert d.end_to_end_dp
+    drafted = replace(draft_profile(df[["sex", "member", "score"]]), engine="independent", seed=2,
+                      accept_data_derived_domains=True)
+    d = synth.describe(df, drafted, report_to=None)
+    assert d.privacy["shape_sources"] == {"sex": {}, "member": {"labels": "data-derived"},
+                                          "score": {"decimals": "data-derived"}}
+    assert not d.end_to_end_dp

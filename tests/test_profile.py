@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synth.describer import make_accountant
 from synth.drafting import draft_profile
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
 from synth.kinds import DomainSource, Kind
+from synth.privacy import zcdp_to_approx_epsilon
 from synth.profile import MAX_DELTA, Profile, load_profile, profile_to_toml, save_profile
 from synth.column import Column
 from synth.schema import Schema
@@ -295,6 +297,19 @@ def test_the_readme_documents_the_delta_ceiling() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     privacy = readme.split("## The privacy guarantee", 1)[1].split("\n## ", 1)[0]
     assert MAX_DELTA == 1e-4 and "above 1e-4" in privacy and "accept_large_delta = true" in privacy
+
+
+def test_the_readme_gives_discovery_shares_of_rho_in_epsilon_as_the_accountant_does() -> None:
+    """discovery_share is a share of rho under zCDP: the README's figures at epsilon 1, delta 1e-9
+    are the accountant's own (with and without half of delta set aside for text categories)."""
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    profile = Profile(schema=None, epsilon=1.0, delta=1e-9)
+    for reserves, rho_text in ((True, "ρ ≈ {:.4f}"), (False, "{:.4f} without")):
+        accountant, reserved = make_accountant(profile, reserves)
+        rho = accountant.notion.unit_of(accountant.remaining())
+        assert rho_text.format(rho) in readme
+        share, rest = (zcdp_to_approx_epsilon(part * rho, profile.delta - reserved) for part in (0.1, 0.9))
+        assert f"10 % amounts on its own to ε ≈ {share:.2f}, the other 90 % to ε ≈ {rest:.2f}" in readme
 
 
 def test_a_draft_proposes_missing_markers_seen_in_number_columns() -> None:
