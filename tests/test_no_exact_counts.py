@@ -4,20 +4,31 @@ decide nothing from the row count."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import synth.api
 from synth.cli import main
+from synth.curator import CountRelease, Curator
 from synth.drafting import draft_profile
+from synth.engines import make_engine
 from synth.errors import DiscoveryError
 from synth.kinds import DomainSource
+from synth.measurement import table_cells
+from synth.model.domain import Domain
+from synth.neighbours import Neighbouring
+from synth.privacy import Accountant, Budget, SeededNoise
 from synth.profile import Profile, save_profile
+from synth.progress import SILENT
+from synth.selection_scores import Dependence
 from synth.tableio import parquet_available, read_table, read_table_chunks
 from tests.conftest import mixed_table
+from tests.test_engines import chain_data
 
 
 def _public_profile(df: pd.DataFrame, engine: str, seed: int = 3) -> Profile:
@@ -94,3 +105,65 @@ def test_a_header_without_rows_is_read_as_a_table_of_no_rows(tmp_path):
     chunks = list(read_table_chunks(tmp_path / "head.csv", 10))
     assert len(chunks) == 1 and list(chunks[0].columns) == ["a", "b"] and chunks[0].empty
 
+
+# --- PrivBayes's mutual-information scores and max_rows ------------------------------------------
+
+ADD_REMOVE = Neighbouring("add-remove")
+
+
+def _mi(codes: np.ndarray, domain: Domain, attrs: tuple[str, ...], max_rows: int) -> float:
+    """The mi score of one pair on ``codes`` (exact counts), as the curator computes it."""
+    def exact(columns: tuple[str, ...], groups: dict) -> np.ndarray:
+        flat, sizes = table_cells(codes, domain, columns, groups)
+        return np.bincount(flat, minlength=math.prod(sizes))
+
+    return float(Dependence("mi", [attrs], {}, max_rows, domain).values(exact, len(codes))[0])
+
+
+@pytest.mark.parametrize("rows_read", [0, 299, 300, 10**12])
+def test_mi_decides_nothing_from_the_exact_row_count(rows_read):
+    # 300 rows above max_rows = 299 were refused after count(*) was spent. Now the selection goes
+    # on and charges the same whatever the exact count reads (mutation: the count replaced).
+    codes, domain = chain_data(300)
+    curator = Curator(codes, domain, CountRelease(Accountant(Budget(1.0)), SeededNoise(0), ADD_REMOVE))
+    curator._rows = rows_read  # what a decision on the exact count would read
+    curator.select_by_dependence([("a", ("b",)), ("c", ("b",))], 0.5, max_rows=299)
+    (entry,) = curator.accountant.ledger
+    assert entry.sensitivity == pytest.approx(math.log(300) + 1 + math.log(4))
+
+
+def test_privbayes_mi_releases_a_table_above_max_rows():
+    codes, domain = chain_data(300)
+    curator = Curator(codes, domain, CountRelease(Accountant(Budget(50.0)), SeededNoise(0), ADD_REMOVE))
+    result = make_engine("privbayes", {"max_rows": 100, "score": "mi"}).describe(curator, SILENT)
+    assert len(result.output.network) == len(domain.names)
+
+
+def test_mi_sensitivity_holds_for_tables_on_both_sides_of_max_rows():
+    rng = np.random.default_rng(4)
+    domain, bound = Domain(("x", "p"), (4, 3)), 20
+    sensitivity = Dependence("mi", [("x", "p")], {}, bound, domain).sensitivity(ADD_REMOVE, 0)
+    assert sensitivity == pytest.approx(math.log(21) + 1 + math.log(3))
+    worst = 0.0
+    for trial in range(400):
+        n = int(rng.integers(bound - 3, 3 * bound))
+        codes = np.column_stack([rng.integers(0, 4, n), rng.integers(0, 3, n)])
+        codes[:, 0] = np.where(rng.random(n) < 0.6, codes[:, 1], codes[:, 0])
+        row = np.array([3, 2]) if trial % 2 else np.array([rng.integers(0, 4), rng.integers(0, 3)])
+        change = abs(_mi(np.vstack([codes, row]), domain, ("x", "p"), bound) - _mi(codes, domain, ("x", "p"), bound))
+        assert change < sensitivity
+        worst = max(worst, change / sensitivity)
+    assert worst > 0.3  # the tables reach a good part of the bound: the test could see a wrong one
+
+
+def test_scaled_mi_needs_the_information_term():
+    # n = max_rows = 10,000: x0 and p0 hold 4,500 rows each, never together, and 1,000 rows pair
+    # values seen once. Adding the row (x0, p0) moves the scaled score by more than log(n + 1) + 1,
+    # the bound of unscaled n·I, and less than the sensitivity with L = log(1,002).
+    values = 1002
+    x = np.concatenate([np.zeros(4500), np.ones(4500), np.arange(2, values)]).astype(np.int64)
+    p = np.concatenate([np.ones(4500), np.zeros(4500), np.arange(2, values)]).astype(np.int64)
+    codes, domain = np.column_stack([x, p]), Domain(("x", "p"), (values, values))
+    n = len(codes)
+    change = abs(_mi(np.vstack([codes, [0, 0]]), domain, ("x", "p"), n) - _mi(codes, domain, ("x", "p"), n))
+    assert math.log(n + 1) + 1 < change < Dependence("mi", [("x", "p")], {}, n, domain).sensitivity(ADD_REMOVE, 0)
