@@ -314,9 +314,10 @@ class Curator:
         ``score`` is ``"mi"`` (n·I(child; parents), nats) or ``"r"`` (n·R, the L1 distance from
         independence), from exact counts, parents on the groups of ``coarsening`` where it maps
         them; the exponential mechanism (Gumbel report-noisy-max) picks one, charged first.
-        Sensitivities (``synth.selection_scores``): for ``mi`` log(max_rows + 1) + 1 under
-        add/remove, where a table of more than ``max_rows`` rows is refused before anything is
-        spent, and 2 (log(n + 1) + 1) under replace-one; for ``r`` 2 under add/remove and
+        Sensitivities (``synth.selection_scores``): for ``mi`` log(max_rows + 1) + 1 + L under
+        add/remove (L the largest log min(|child|, |parents|): public), the scores of a table of
+        more than ``max_rows`` rows being scaled to ``max_rows`` rows (nothing reads the row count
+        to decide), and 2 (log(n + 1) + 1) under replace-one (scaled alike); for ``r`` 2 under add/remove and
         3 + 2/n under replace-one. When the choice cannot depend on the data (one pair, or no
         pair with parents: every score is 0), nothing is charged and the pair is drawn uniformly
         (from the noise source: public randomness).

@@ -220,8 +220,8 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
     first charge; an error after it says on the console what had been spent.
     """
     table = as_table(df)
-    if not table.columns or table.is_empty():
-        raise DataError("the table has no rows or no columns; there is nothing to describe.")
+    if not table.columns:  # the header is public; whether there are rows is not, so it is never asked
+        raise DataError("the table has no columns; pass a table with a header line.")
     engine = make_engine(profile.engine_name, profile.engine_options)  # fail on bad options before spending
     neighbouring = Neighbouring(Relation(profile.neighbouring))
     to_discover = _columns_to_discover(table.columns, profile, public_kinds(kinds, table.columns, profile))

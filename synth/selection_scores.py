@@ -36,10 +36,24 @@ with a, b, j the counts of the new row's cells of X, Π and (X, Π) before it wa
 and j ≤ b and g increases, Δ ≤ g(n) − g(a) ≤ g(n) and Δ ≥ g(j) − g(b) ≥ −g(n), so
 |Δ| ≤ g(n) < log(n+1) + 1; a row with a new X value and a new Π value (a = b = j = 0) reaches
 g(n) = log(n+1) + 1 − O(1/n), so the bound is tight. Under add/remove the row count is private,
-so the sensitivity uses a public upper bound ``max_rows`` on it: log(max_rows + 1) + 1; the
-selection refuses a table with more rows before it spends anything (nothing is released).
-Under replace-one a replacement is a removal then an addition, so the sensitivity is
-2 (log(n + 1) + 1) with the public n.
+so a public upper bound M = ``max_rows`` takes its place, and the scores of a table of more rows
+are scaled to M rows: the score is s = min(1, M/n)·n·I, which is M·I(X; Π) when n > M. The
+factor is the same for every candidate, so the order of the scores is kept and only the
+selection's sharpness changes; nothing is refused and no decision reads n. The sensitivity
+then holds for every n:
+
+    Δ_s = log(M + 1) + 1 + L,   L = log min(|X|, |Π|),
+
+with |X| and |Π| the numbers of values of the child and of the parents (on their groups: public,
+from the domain), L the largest over the candidates. Adding a row to n rows: when n + 1 ≤ M
+nothing is scaled and |Δ| < log(n + 1) + 1 ≤ log(M + 1) + 1. When n ≥ M both tables are scaled
+and s moves by M·I(x') − M·I(x) = M/(n+1)·(Δ − I(x)), where Δ is n·I's change above
+(|Δ| < log(n+1) + 1) and 0 ≤ I(x) ≤ min(H(X), H(Π)) ≤ L; as t ↦ (log t + 1 + L)/t decreases for
+t ≥ 1, |M/(n+1)·(Δ − I(x))| < M (log(M+1) + 1 + L)/(M+1) < Δ_s. The L term is needed: when x₀
+and π₀ each hold nearly half the rows but never together and the other rows pair values seen
+once, I(x) − Δ exceeds log(n+1) + 1 (tests/test_no_exact_counts.py). Under replace-one a
+replacement is a removal then an addition with n public, so the sensitivity is
+min(1, M/n)·2 (log(n + 1) + 1): n·I's bound times the public factor.
 
 ``r``: the PrivBayes paper's score R (TODS 2017), count-scaled: n·R = ½ Σ_{x,π} |e(x, π)| with
 e(x, π) = c(x, π) − c(x) c(π) / n, the L1 distance of the joint counts from the product of their
@@ -68,7 +82,6 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from synth.errors import EngineError
 from synth.measurement import table_cells
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
@@ -156,8 +169,9 @@ class SmallDatabaseError:
 
 @dataclass(frozen=True)
 class Dependence:
-    """n·I (``score = "mi"``) or n·R (``"r"``) of each pair's child ``attrs[0]`` and parents
-    ``attrs[1:]``, parents on the groups of ``maps`` where it maps them (module docstring)."""
+    """n·I (``score = "mi"``, scaled to ``max_rows`` rows above it) or n·R (``"r"``) of each pair's
+    child ``attrs[0]`` and parents ``attrs[1:]``, parents on the groups of ``maps`` where it maps
+    them (module docstring)."""
 
     score: str
     pairs: Sequence[tuple[str, ...]]
@@ -173,17 +187,23 @@ class Dependence:
         if self.score == "r":
             return 3 + 2 / max(rows, 1) if neighbouring.count_is_public else 2.0
         if neighbouring.count_is_public:
-            return 2 * (math.log1p(rows) + 1)
-        if rows > self.max_rows:
-            raise EngineError(
-                f"the table has more rows than max_rows = {self.max_rows:,}, the public bound on the row "
-                "count that the mutual-information scores rely on; raise max_rows in [engine_options] "
-                "or use score = \"r\", which needs no bound."
-            )
-        return math.log1p(self.max_rows) + 1
+            return self._factor(rows) * 2 * (math.log1p(rows) + 1)
+        return math.log1p(self.max_rows) + 1 + self._most_information()
 
     def values(self, exact: ExactMarginal, rows: int) -> np.ndarray:
-        return np.array([self._scaled(attrs, exact) for attrs in self.pairs])
+        factor = self._factor(rows) if self.score == "mi" else 1.0
+        return factor * np.array([self._scaled(attrs, exact) for attrs in self.pairs])
+
+    def _factor(self, rows: int) -> float:
+        """min(1, max_rows / rows): the mi scores of a larger table are scaled to max_rows rows."""
+        return min(1.0, self.max_rows / rows) if rows else 1.0
+
+    def _most_information(self) -> float:
+        """L: the largest log min(|X|, |Π|) over the pairs, in nats (public: the domain and the maps)."""
+        def values(attr: str) -> int:
+            return int(self.maps[attr].max()) + 1 if attr in self.maps else self.domain.size((attr,))
+
+        return max(math.log(min(values(attrs[0]), math.prod(values(a) for a in attrs[1:]))) for attrs in self.pairs)
 
     def _scaled(self, attrs: tuple[str, ...], exact: ExactMarginal) -> float:
         """n·I or n·R of attrs[0] and attrs[1:], from the exact counts (private)."""

@@ -189,8 +189,6 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
 def _checked_frame(df: pd.DataFrame, p: Path, missing_markers: Iterable[str]) -> pd.DataFrame:
     if df.shape[1] == 0:
         raise DataError(f"{p} has no columns; pass a table with a header line.")
-    if df.shape[0] == 0:
-        raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
     return mark_missing(df, missing_markers)
 
 
@@ -200,8 +198,11 @@ def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("
     A ``synth.backends.source.TableSource`` on a backend other than memory is opened there
     instead (a ``CountingTable``: the rows stay in the backend, which counts them for describe).
 
-    InputFileError: no such file, unreadable, empty, unknown file type. DataError: a header but no
-    rows, no columns, or a column named twice.
+    A header without rows gives a table of no rows: whether the private table is empty is never
+    decided here (describe measures it under noise like any other table).
+
+    InputFileError: no such file, unreadable, empty, unknown file type. DataError: no columns, or a
+    column named twice.
     """
     from synth.backends.source import TableSource
 
@@ -235,8 +236,9 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
                       missing_markers: Iterable[str] = ("",)) -> Generator[pd.DataFrame, None, None]:
     """The rows of a CSV or Parquet file as consecutive tables of at most ``chunk_rows`` rows each,
     read as ``read_table`` reads them, so a table larger than memory can be processed piece by piece.
+    A file with a header but no rows gives one table of no rows (its columns).
 
-    Raises what ``read_table`` raises; DataError if the file has a header but no rows.
+    Raises what ``read_table`` raises.
     """
     p = checked_path(path)
     markers = tuple(missing_markers)
@@ -245,7 +247,7 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
         yield _checked_frame(frame, p, markers) if first else mark_missing(frame, markers)
         first = False
     if first:
-        raise DataError(f"{p} has a header but no rows; there is nothing to describe.")
+        yield _checked_frame(_read_parquet(p) if table_format(p) == "parquet" else _read_csv(p), p, markers)
 
 
 def check_table_output(path: str | os.PathLike[str], force: bool = False) -> None:

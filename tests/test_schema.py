@@ -435,8 +435,7 @@ def test_read_table_gzip_and_errors(tmp_path) -> None:
     with pytest.raises(InputFileError, match="unknown file type"):
         read_table(tmp_path / "data.xlsx")
     (tmp_path / "head.csv").write_text("a,b\n")
-    with pytest.raises(DataError, match="no rows"):
-        read_table(tmp_path / "head.csv")
+    assert read_table(tmp_path / "head.csv").shape == (0, 2)  # whether rows exist is private: not refused
     (tmp_path / "dup.csv").write_text("a,a\n1,2\n")
     with pytest.raises(DataError, match="more than once"):
         read_table(tmp_path / "dup.csv")

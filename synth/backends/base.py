@@ -88,10 +88,6 @@ class CountingTable(ABC):
         """The table's column names, in order (public: the header)."""
 
     @abstractmethod
-    def is_empty(self) -> bool:
-        """Whether the table has no rows (checked before anything is spent)."""
-
-    @abstractmethod
     def column_cells(self, name: str) -> Cells:
         """The cells of column ``name`` (see ``Cells``)."""
 
@@ -120,9 +116,6 @@ class MemoryTable(CountingTable):
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(self._df.columns)
-
-    def is_empty(self) -> bool:
-        return self._df.shape[0] == 0
 
     def column_cells(self, name: str) -> Cells:
         return Cells(self._df[name])

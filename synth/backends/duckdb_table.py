@@ -105,9 +105,6 @@ class DuckDBTable(DistinctCellsTable):
     def columns(self) -> tuple[str, ...]:
         return self._columns
 
-    def is_empty(self) -> bool:
-        return self._con.execute("SELECT count(*) FROM (SELECT 1 FROM rows LIMIT 1)").fetchone()[0] == 0
-
     def row_count(self) -> int:
         return int(self._con.execute("SELECT count(*) FROM rows").fetchone()[0])
 

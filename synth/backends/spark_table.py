@@ -114,9 +114,6 @@ class SparkTable(DistinctCellsTable):
     def _key(self, name: str) -> str:
         return f"c{self._columns.index(name)}"
 
-    def is_empty(self) -> bool:
-        return self._rows.limit(1).count() == 0
-
     def row_count(self) -> int:
         return int(self._rows.count())
 

@@ -10,7 +10,8 @@ left so the total is spent exactly):
    steps each pick an (unplaced column X, parent set Π) pair with the exponential mechanism on
    a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in
    ``synth.selection_scores``): ``mi``, the count-scaled mutual information n·I(X; Π) that
-   DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 under add/remove), or ``r``, the
+   DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 + log min(|X|, |Π|) under
+   add/remove, the scores of a larger table scaled to ``max_rows`` rows), or ``r``, the
    paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 2 under add/remove, no row bound).
    Π ranges over the sets of at most ``degree`` placed columns that are θ-useful and maximal
    (no placed column can join Π and stay θ-useful; neither score decreases when a parent is

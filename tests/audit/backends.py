@@ -19,47 +19,26 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from cases import (
     _INDEPENDENT,
     _INDEPENDENT_REPLACE,
     _MST,
-    NAMES,
     ROWS,
-    SIZES,
     AuditCase,
     CodeRows,
     EngineSetup,
     _engine,
     engine_runs,
+    public_schema,
+    write_codes,
 )
 
 from synth.backends.base import CountingTable
 from synth.backends.source import TableSource
-from synth.column import Column
-from synth.kinds import Kind
 from synth.neighbours import Neighbouring
-from synth.schema import Schema
 
 BOUNDARY_ROW_TWICE = "the row at a piece boundary read twice"
 SPARK_MASTER = "local[2]"
-
-
-def public_schema(columns: int) -> Schema:
-    """Categories v0, v1, ... of each audited column, complete and never missing: code k is ``vk``."""
-    return Schema(tuple(Column(name, Kind.CATEGORICAL, categories=tuple(f"v{k}" for k in range(size)),
-                               complete=True, missing=False)
-                        for name, size in zip(NAMES[:columns], SIZES[:columns], strict=False)))
-
-
-def write_codes(codes: np.ndarray, path: Path) -> Path:
-    """The table as category texts, in a CSV or Parquet file (by ``path``'s suffix)."""
-    frame = pd.DataFrame({name: [f"v{k}" for k in codes[:, j]] for j, name in enumerate(NAMES[:codes.shape[1]])})
-    if path.suffix == ".csv":
-        frame.to_csv(path, index=False)
-    else:
-        frame.to_parquet(path)
-    return path
 
 
 def boundary_row_twice(table: CountingTable) -> CountingTable:

@@ -25,19 +25,23 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import tempfile
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from auditing import AuditResult, Claim, audit, log_likelihood_ratio
 
+from synth.api import describe
 from synth.bounds import LocatedBounds, locate_bounds
-from synth.discovery import Detection, detect_identifier
+from synth.column import Column
 from synth.curator import CountRelease, Curator
+from synth.discovery import Detection, detect_identifier
 from synth.engines import EngineResult, make_engine
 from synth.kinds import Kind
 from synth.measurement import Measurement
@@ -59,7 +63,10 @@ from synth.privacy import (
     randomized_response_cost,
     zcdp_to_approx_epsilon,
 )
+from synth.profile import Profile
 from synth.progress import SILENT
+from synth.schema import Schema
+from synth.tableio import read_table
 from synth.unmodelled import UnmodelledColumn
 
 CONFIDENCE = 0.99
@@ -137,8 +144,8 @@ class AddRemoveSensitivity(Neighbouring):
 @dataclass(frozen=True)
 class PrivateRowCount(Neighbouring):
     """Replace-one neighbours whose row count is taken for private: the dependence scores get the
-    add/remove sensitivity log(max_rows + 1) + 1, half of replace-one's 2 (log(n + 1) + 1) when
-    max_rows = n."""
+    add/remove sensitivity log(max_rows + 1) + 1 + log min(|X|, |Π|), 0.6 of replace-one's
+    2 (log(n + 1) + 1) when max_rows = n = 101 and X, Π have 3 values."""
 
     @property
     def count_is_public(self) -> bool:
@@ -295,7 +302,9 @@ def dependence_tables(relation: str) -> tuple[np.ndarray, np.ndarray]:
     but never together, so n·I(c; d) falls by 2 g(n/2) − g(n). Replace-one (101 rows): (a, b) is
     (2, 1) in 50 rows, (1, 2) in 50 and (2, 2) in row 0, which becomes the unseen (0, 0): n·I(a; b)
     rises by 2 g(50); (c, d) goes the other way, row 0 from (0, 0) to (2, 2), and falls by as much.
-    Together: 0.875 of the 2Δ that the claim allows for (Δ the sensitivity synth uses)."""
+    Together: 0.875 of the 2Δ that the claim allows for under replace-one (Δ the sensitivity synth
+    uses), 0.73 under add/remove, where Δ also holds log min(|a|, |b|) = log 3 (the term that keeps
+    scores scaled above max_rows within it)."""
     if relation == "add-remove":
         ab = np.repeat([[1, 1], [2, 2]], [30, 70], axis=0)  # n·I(a; b) below n·I(c; d): a rarer pick
         cd = np.repeat([[0, 1], [1, 0]], 50, axis=0)
@@ -326,14 +335,16 @@ DEPENDENCE_EPSILON = 2.0  # at EPSILON a halved noise (0.875 × 2 ε) is caught 
 DEPENDENCE_FALLING = {"add-remove": 5, "replace": 9}  # candidates (c, d) next to the one (a, b)
 
 
-def dependence_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int, score: str = "mi") -> Sample:
+def dependence_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int, score: str = "mi",
+                    between: bool = False) -> Sample:
     """``Curator.select_by_dependence`` (pure DP) at ε = DEPENDENCE_EPSILON on
     ``dependence_tables`` (score ``mi``) or ``r_dependence_tables`` (score ``r``, add/remove):
     candidate 0 is (a, [b]), whose score rises, the others (c, [d]), whose scores fall.
-    ``max_rows`` is the larger table's row count (the tightest public bound)."""
+    ``max_rows`` is the larger table's row count (the tightest public bound), or with ``between``
+    the smaller's: the larger table's scores are then scaled to it (once refused on the exact count)."""
     tables = r_dependence_tables() if score == "r" else dependence_tables(neighbouring.relation)
     pairs = [("a", ("b",))] + [("c", ("d",))] * DEPENDENCE_FALLING[neighbouring.relation]
-    max_rows = max(len(codes) for codes in tables)
+    max_rows = (min if between else max)(len(codes) for codes in tables)
     return selection_sample(tables, Domain(("a", "b", "c", "d"), (3, 3, 3, 3)), neighbouring, noise, runs,
                             DEPENDENCE_EPSILON,
                             lambda curator: curator.select_by_dependence(pairs, DEPENDENCE_EPSILON, score=score,
@@ -448,6 +459,11 @@ def tiny_table(columns: int, seed: int = 7) -> np.ndarray:
     return np.column_stack([a, b, c])[:, :columns].astype(np.int64)
 
 
+def no_rows(columns: int) -> np.ndarray:
+    """A table of no rows over the first ``columns`` of NAMES: with ``neighbour``, 0 rows against 1."""
+    return np.zeros((0, columns), dtype=np.int64)
+
+
 def neighbour(table: np.ndarray, relation: str) -> np.ndarray:
     """The neighbouring table: one row added (add/remove) or row 0 replaced by a row that
     differs from it in every column (replace)."""
@@ -457,6 +473,49 @@ def neighbour(table: np.ndarray, relation: str) -> np.ndarray:
     other = table.copy()
     other[0] = (table[0] + 1) % sizes
     return other
+
+
+def public_schema(columns: int) -> Schema:
+    """Categories v0, v1, ... of each audited column, complete and never missing: code k is ``vk``."""
+    return Schema(tuple(Column(name, Kind.CATEGORICAL, categories=tuple(f"v{k}" for k in range(size)),
+                               complete=True, missing=False)
+                        for name, size in zip(NAMES[:columns], SIZES[:columns], strict=False)))
+
+
+def write_codes(codes: np.ndarray, path: Path) -> Path:
+    """The table as category texts, in a CSV or Parquet file (by ``path``'s suffix)."""
+    frame = pd.DataFrame({name: [f"v{k}" for k in codes[:, j]] for j, name in enumerate(NAMES[:codes.shape[1]])})
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path)
+    return path
+
+
+REFUSED = -1e9  # the statistic of a run that exits instead of releasing: an output like any other
+
+
+def describe_runs(refuses_empty: bool, noise: NoiseFactory, runs: int) -> Sample:
+    """``synth.api.describe`` as a user runs it, on a CSV file of no rows (its header) and its
+    neighbour of one row, with a public profile (engine independent, pure ε = 2), each run seeded
+    afresh. Statistic: the release's log-likelihood ratio, or REFUSED when the run exits.
+    ``refuses_empty``: the mutation, the exit on an exactly empty table that describe had."""
+    first = no_rows(3)
+    tables = (first, neighbour(first, "add-remove"))
+    statistics: list[list[float]] = [[], []]
+    claims = []
+    with tempfile.TemporaryDirectory(prefix="synth-audit-") as folder:
+        paths = [write_codes(codes, Path(folder) / f"table{part}.csv") for part, codes in enumerate(tables)]
+        for run in range(runs):
+            for part, path in enumerate(paths):
+                profile = Profile(schema=public_schema(3), epsilon=2.0, engine="independent", seed=2 * run + part)
+                if refuses_empty and read_table(path).empty:
+                    statistics[part].append(REFUSED)
+                    continue
+                d = describe(path, profile, report_to=None)
+                statistics[part].append(release_llr(EngineResult(d.measurements, compression=d.compression), *tables))
+                claims.append(Claim(d.privacy["spent"]["epsilon"], d.privacy["spent"]["delta"]))
+    return Sample(np.array(statistics[0]), np.array(statistics[1]), largest(claims))
 
 
 def expected_values(m: Measurement, codes: np.ndarray, compression: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -659,6 +718,8 @@ CASES: list[AuditCase] = [
                 (1_000, 4_000), categorical=True),
     *_mechanism("exponential (Curator.select_by_dependence, mi)", partial(dependence_runs, ADD_REMOVE),
                 SELECTION_RUNS, (1_000, 4_000), categorical=True),
+    *_mechanism("exponential (Curator.select_by_dependence, mi, max_rows between the neighbours)",
+                partial(dependence_runs, ADD_REMOVE, between=True), SELECTION_RUNS, (1_000, 4_000), categorical=True),
     *_mechanism("exponential (Curator.select_by_dependence, r)", partial(dependence_runs, ADD_REMOVE, score="r"),
                 SELECTION_RUNS, (1_000, 4_000), categorical=True),
     *_honest_and_broken("exponential, replace-one (Curator.select_by_dependence, mi)",
@@ -704,4 +765,11 @@ CASES: list[AuditCase] = [
     _engine(_SMALLDB, (2_000, 10_000), mutation=HALVED, wrap=WeakerNoise),
     _engine(_SMALLDB_REPLACE, (500, 10_000)),
     _engine(EngineSetup("random"), (20, 500)),
+    # a table of no rows against one row: released alike, as any neighbours (no exit on exact emptiness)
+    _engine(EngineSetup("independent", table=no_rows), (400, 20_000)),
+    _engine(EngineSetup("independent", table=no_rows), (1_000, 20_000), mutation=HALVED, wrap=WeakerNoise),
+    _engine(EngineSetup("privbayes", table=no_rows), (150, 10_000)),
+    *_honest_and_broken("describe on a CSV file of no rows and one of one row, public profile (synth.api.describe)",
+                        partial(describe_runs, False), partial(describe_runs, True), (300, 5_000),
+                        "an exit on an exactly empty table", categorical=False),
 ]

@@ -19,6 +19,7 @@ import pytest
 
 import synth
 from synth.api import describe
+from synth.column import Column
 from synth.curator import CountRelease, Curator
 from synth.description import Description
 from synth.errors import BudgetError, BudgetExhaustedError, DescriptionError, EngineError
@@ -27,7 +28,6 @@ from synth.model.domain import Domain
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Cost, NoiseSource, SeededNoise, zcdp_to_approx_epsilon
 from synth.profile import Profile
-from synth.column import Column
 from synth.schema import Schema
 
 PACKAGE = Path(synth.__file__).resolve().parent
