@@ -365,6 +365,7 @@ def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) ->
 
 BOOLEAN_SPELLINGS = (("true", "false"), ("True", "False"), ("TRUE", "FALSE"), ("yes", "no"), ("Yes", "No"),
                      ("YES", "NO"))
+DEFAULT_BOOLEAN_SPELLING = ("True", "False")  # how a bool cell reads, and how an unlabelled boolean is written
 VOTED_DECIMALS = 6  # 0..6 decimals get a shape cell each; more share the last one
 DATE_ORDERS = ("day first", "month first", "either")  # what a numeric date such as 05/03/2023 allows
 SHAPE_CELLS = {Kind.BOOLEAN: len(BOOLEAN_SPELLINGS), Kind.FLOAT: VOTED_DECIMALS + 2, Kind.DATETIME: 2 * len(DATE_ORDERS)}
@@ -431,13 +432,14 @@ def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float,
     """The written shape a column's ``SHAPE_CELLS`` counts show: a count counts when it exceeds
     ``margin`` deviations of its noise (``std``; 0 for exact counts, which then only need to be
     positive), and day first must lead month first by ``lead`` deviations of the difference.
-    Booleans: the most frequent spelling; floats: the most decimals seen (more than
+    Booleans: the most frequent spelling (none for True/False, the default); floats: the most decimals seen (more than
     ``VOTED_DECIMALS``: ``MAX_DECIMALS``); datetimes: date only unless times are seen, day first
     when dates readable only day first outnumber those readable only month first."""
     clear = counts > margin * std
-    if kind == Kind.BOOLEAN:
+    if kind == Kind.BOOLEAN:  # the default spelling (True/False: how a bool cell reads) is left unset
         best = int(np.argmax(counts))
-        return TextShape(labels=BOOLEAN_SPELLINGS[best]) if clear[best] else TextShape()
+        spelled = clear[best] and BOOLEAN_SPELLINGS[best] != DEFAULT_BOOLEAN_SPELLING
+        return TextShape(labels=BOOLEAN_SPELLINGS[best]) if spelled else TextShape()
     if kind == Kind.FLOAT:
         written = np.nonzero(clear)[0]
         if not written.size:
