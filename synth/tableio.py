@@ -13,7 +13,7 @@ reader by the file's size: the header is the first non-empty line; a record whos
 but spaces and tabs, or nothing (``BLANK``: empty lines, lines of blanks, ``,,``, ``" ",,``, ``""``),
 is no row, however it is quoted; a record with fewer fields than the header has empty cells for the
 rest; one with more (a trailing delimiter counts) is refused (``RowFieldsError``); a line break
-inside a quoted cell written as CRLF reads as LF (``kept_rows``). LF, CRLF and CR line endings, a
+inside a quoted cell, CRLF or CR, reads as LF (``kept_rows``). LF, CRLF and CR line endings, a
 last line without a line break, and gzip are read alike.
 
 ``write_table`` writes atomically (temporary file in the same folder, then rename) and refuses to
@@ -161,14 +161,14 @@ def too_many_fields(path: Path | str, layout: CsvLayout) -> RowFieldsError:
 
 def kept_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of a CSV table read by pandas as every reader keeps them: a row whose cells hold
-    nothing but ``BLANK`` is dropped, and a CRLF inside a cell reads as LF (the module docstring)."""
+    nothing but ``BLANK`` is dropped, and a CRLF or CR inside a cell reads as LF (the module docstring)."""
     rows = df.index[df.iloc[:, 0].str.strip(BLANK).eq("").to_numpy()]  # a blank row starts with a blank cell
     for name in df.columns[1:]:
         rows = rows[df.loc[rows, name].str.strip(BLANK).eq("").to_numpy()]
     out = df.drop(index=rows) if len(rows) else df
     for name in out.columns:
-        if out[name].str.contains("\r\n", regex=False).any():
-            out = out.assign(**{name: out[name].str.replace("\r\n", "\n", regex=False)})
+        if out[name].str.contains("\r", regex=False).any():
+            out = out.assign(**{name: out[name].str.replace("\r\n", "\n", regex=False).str.replace("\r", "\n", regex=False)})
     return out
 
 

@@ -7,7 +7,7 @@ rows the release counts; a seeded release is therefore also the same on memory a
 
 The rule (README, "Reading CSV"): a record whose cells hold nothing but spaces and tabs (or nothing)
 is no row, however it is quoted; a record with fewer fields than the header has missing cells for
-the rest; one with more is refused (``RowFieldsError``); a line break inside quotes written as CRLF
+the rest; one with more is refused (``RowFieldsError``); a line break inside quotes, CRLF or CR,
 reads as LF. Spark is skipped only where pyspark or Java is absent (one session serves the run)."""
 
 from __future__ import annotations
@@ -46,9 +46,11 @@ CORPUS: dict[str, tuple[str, str, list[Row]]] = {
     "one column": ("o.csv", 'a\n1\n""\n" "\n   \n\n2\n', [("1",), ("2",)]),
     "spaces around cells are kept": ("p.csv", "a,b\n 1 , 2 \n1,2\n", [(" 1 ", " 2 "), ("1", "2")]),
     "byte-order mark and CRLF": ("b.csv", '\ufeffa,b\r\n1,2\r\n\r\n  \r\n"x\r\ny",3\r\n', [("1", "2"), ("x\ny", "3")]),
-    "CRLF inside quotes in an LF file": ("c.csv", 'a,b\n"x\r\ny",1\n"p\nq",2\n', [("x\ny", "1"), ("p\nq", "2")]),
+    "CRLF and CR inside quotes in an LF file": ("c.csv", 'a,b\n"x\r\ny",1\n"p\nq",2\n"r\rs",3\n',
+                                                [("x\ny", "1"), ("p\nq", "2"), ("r\ns", "3")]),
     "line breaks inside quotes": ("n.csv", 'a,b\n"x\ny",2\n"a,\n\nb",4\n"\n",\n',
                                   [("x\ny", "2"), ("a,\n\nb", "4"), (None, None)]),
+    "CR line endings": ("r.csv", 'a,b\r1,2\r\r  \r" ",\r"x\ry",3', [("1", "2"), ("x\ny", "3")]),
     "last line without a line break": ("l.csv", 'a,b\n1,2\n3,"4"', [("1", "2"), ("3", "4")]),
     "empty lines before the header": ("h.csv", "\n\na,b\n1,2\n", [("1", "2")]),
     "gzip with odd lines": ("g.csv.gz", '\ufeffa,b\r\n1,2\r\n" ",\r\n\r\n"x\r\ny",3', [("1", "2"), ("x\ny", "3")]),

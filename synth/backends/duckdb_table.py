@@ -9,7 +9,7 @@ row gets exactly the code the in-memory path gives it.
 CSV cells are read as text, as ``synth.tableio`` reads them, by its rule for odd records (its
 delimiter, header names and leading empty lines; an empty cell is empty text and a missing field
 null; a record whose cells hold nothing but spaces and tabs is no row: ``blank_row``; a record
-longer than the header is refused; CRLF inside a cell reads as LF), into a DuckDB database in a
+longer than the header is refused; CRLF or CR inside a cell reads as LF), into a DuckDB database in a
 temporary folder that is deleted on ``close`` (one parse of the file, on one thread, which DuckDB
 needs to pad short records when quoted cells hold line breaks; DuckDB spills to that folder beyond
 its memory limit). Parquet is read in place, with its types. Nothing is written anywhere else.
@@ -67,9 +67,9 @@ def blank_row(names: list[str]) -> str:
     return " AND ".join(f"regexp_full_match(coalesce({quoted(n)}, ''), '[{BLANK}]*')" for n in names)
 
 
-def crlf_as_lf(name: str) -> str:
-    """SQL for column ``name`` with each CRLF inside a cell read as LF."""
-    return f"replace({quoted(name)}, chr(13) || chr(10), chr(10)) AS {quoted(name)}"
+def line_breaks_as_lf(name: str) -> str:
+    """SQL for column ``name`` with each CRLF or CR inside a cell read as LF."""
+    return f"replace(replace({quoted(name)}, chr(13) || chr(10), chr(10)), chr(13), chr(10)) AS {quoted(name)}"
 
 
 class DuckDBTable(DistinctCellsTable):
@@ -93,7 +93,7 @@ class DuckDBTable(DistinctCellsTable):
                 layout = csv_layout(p)
                 names = layout.names
                 self._con.execute(
-                    f"CREATE TABLE rows AS SELECT {', '.join(map(crlf_as_lf, names))} FROM read_csv(?, header = true, "
+                    f"CREATE TABLE rows AS SELECT {', '.join(map(line_breaks_as_lf, names))} FROM read_csv(?, header = true, "
                     "skip = ?, all_varchar = true, delim = ?, quote = '\"', escape = '\"', null_padding = true, "
                     "parallel = false, auto_detect = false, allow_quoted_nulls = false, "
                     f"nullstr = ?, columns = ?) WHERE NOT ({blank_row(names)})",

@@ -13,7 +13,7 @@ read as the memory path reads them. CSV cells are read as text with the delimite
 ``synth.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names), by
 its rule for odd records: a record whose cells hold nothing but spaces and tabs is no row, a short
 record has missing cells, a long one is refused (found from the raw text Spark keeps of each record
-whose length differs from the header's: ``_fields``), a CRLF inside a cell reads as LF. The parsed
+whose length differs from the header's: ``_fields``), a CRLF or CR inside a cell reads as LF. The parsed
 rows are cached in Spark, so the file is parsed once, when the table is opened.
 """
 
@@ -103,7 +103,7 @@ class SparkTable(DistinctCellsTable):
             for key in keys:
                 blank = blank & F.coalesce(F.col(key), F.lit("")).rlike(f"\\A[{BLANK}]*\\z")
             rows = parsed.where(~blank | long).select(
-                *[F.replace(F.col(key), F.lit("\r\n"), F.lit("\n")).alias(key) for key in keys],
+                *[_line_breaks_as_lf(F.col(key)).alias(key) for key in keys],
                 long.alias("long")).cache()  # parsed once, here, not once per count
             if rows.where("long").limit(1).count():
                 rows.unpersist()
@@ -179,3 +179,10 @@ def _fields(record: Any, delimiter: str) -> Any:
 
     bare = F.regexp_replace(record, '"[^"]*"', "")
     return F.length(bare) - F.length(F.replace(bare, F.lit(delimiter), F.lit(""))) + 1
+
+
+def _line_breaks_as_lf(cell: Any) -> Any:
+    """A text column with each CRLF or CR read as LF."""
+    from pyspark.sql import functions as F
+
+    return F.replace(F.replace(cell, F.lit("\r\n"), F.lit("\n")), F.lit("\r"), F.lit("\n"))
