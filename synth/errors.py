@@ -18,6 +18,10 @@ class InputFileError(SynthError):
     """A data or profile file is missing, unreadable, empty, or of an unknown format."""
 
 
+class RowFieldsError(InputFileError):
+    """A CSV row has more fields than the header (every reader refuses it alike)."""
+
+
 class DataError(SynthError):
     """The table does not fit what was asked: header only, a missing column, no usable columns."""
 

@@ -7,6 +7,15 @@ which read text and typed columns alike. The delimiter (comma, semicolon, tab or
 from the header line; UTF-8 with or without a byte-order mark is accepted. Parquet keeps its own
 column types (it needs pyarrow, the ``parquet`` extra).
 
+Which records of a CSV file are rows is one rule, kept alike by every reader (pandas here, in one
+piece or in chunks; DuckDB and Spark in ``synth.backends``), because ``--backend auto`` picks the
+reader by the file's size: the header is the first non-empty line; a record whose cells hold nothing
+but spaces and tabs, or nothing (``BLANK``: empty lines, lines of blanks, ``,,``, ``" ",,``, ``""``),
+is no row, however it is quoted; a record with fewer fields than the header has empty cells for the
+rest; one with more (a trailing delimiter counts) is refused (``RowFieldsError``); a line break
+inside a quoted cell, CRLF or CR, reads as LF (``kept_rows``). LF, CRLF and CR line endings, a
+last line without a line break, and gzip are read alike.
+
 ``write_table`` writes atomically (temporary file in the same folder, then rename) and refuses to
 replace a file unless ``force`` is given.
 
@@ -19,15 +28,18 @@ import csv
 import gzip
 import io
 import os
+import re
+import warnings
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
-from synth.errors import DataError, InputFileError, OutputError
+from synth.errors import DataError, InputFileError, OutputError, RowFieldsError
 from synth.files import atomic_write, check_writable
 
 if TYPE_CHECKING:
@@ -37,6 +49,7 @@ DELIMITERS = (",", ";", "\t", "|")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz")
 PARQUET_SUFFIXES = (".parquet",)
 _HEADER_CHARS = 1 << 16  # how much text to look at for the header line
+BLANK = " \t"  # a CSV record whose cells hold nothing but these (or nothing) is no row
 
 
 def table_format(path: Path, error: type[Exception] = InputFileError) -> str:
@@ -58,9 +71,10 @@ def _open_text(path: Path) -> IO[str]:
     return open(path, encoding="utf-8-sig", newline="")
 
 
-def _header(path: Path) -> str:
-    """The header record of a CSV file (its first non-blank line, or lines when a quoted name holds a
-    line break); InputFileError if the file is empty or unreadable."""
+def _header(path: Path) -> tuple[str, int]:
+    """The header record of a CSV file (its first non-empty line, or lines when a quoted name holds a
+    line break) and how many empty lines come before it; InputFileError if the file is empty or
+    unreadable."""
     try:
         with _open_text(path) as handle:
             head = handle.read(_HEADER_CHARS)
@@ -70,7 +84,8 @@ def _header(path: Path) -> str:
         raise InputFileError(
             f"cannot read {path} ({type(exc).__name__}); check that it is a complete, readable file."
         ) from None
-    head = head.lstrip("\r\n")  # pandas skips empty lines, not lines of spaces or tabs
+    empty = len(re.findall(r"\r\n|\r|\n", head[:len(head) - len(head.lstrip("\r\n"))]))
+    head = head.lstrip("\r\n")
     if not head:
         raise InputFileError(f"{path} is empty; pass a CSV file with a header line and rows.")
     quoted = False
@@ -78,8 +93,8 @@ def _header(path: Path) -> str:
         if char == '"':
             quoted = not quoted
         elif char in "\r\n" and not quoted:
-            return head[:i]
-    return head
+            return head[:i], empty
+    return head, empty
 
 
 def _fields(record: str, delimiter: str) -> list[str]:
@@ -107,10 +122,20 @@ def mark_missing(df: pd.DataFrame, missing_markers: Iterable[str]) -> pd.DataFra
     return out
 
 
-def csv_layout(path: Path) -> tuple[str, list[str]]:
-    """The delimiter and the column names of a CSV file's header; DataError when a column has no
-    name or a name is repeated."""
-    header = _header(path)
+@dataclass(frozen=True)
+class CsvLayout:
+    """What a CSV file's header says: its delimiter, its column names, and how many empty lines
+    come before it (which every reader skips)."""
+
+    delimiter: str
+    names: list[str]
+    empty_lines: int
+
+
+def csv_layout(path: Path) -> CsvLayout:
+    """The layout of a CSV file's header; DataError when a column has no name or a name is
+    repeated."""
+    header, empty_lines = _header(path)
     delimiter = _delimiter(header)
     names = _fields(header, delimiter)
     unnamed = [i + 1 for i, name in enumerate(names) if not name.strip()]
@@ -121,36 +146,66 @@ def csv_layout(path: Path) -> tuple[str, list[str]]:
     repeated = sorted(name for name, times in Counter(names).items() if times > 1)
     if repeated:
         raise DataError(f"{path}: the header names column(s) {repeated} more than once; give each column its own name.")
-    return delimiter, names
+    return CsvLayout(delimiter, names, empty_lines)
 
 
-def _csv_options(path: Path) -> dict:
-    """pandas.read_csv arguments for ``path``: its delimiter, every cell as text, nothing guessed."""
-    delimiter, _ = csv_layout(path)
-    return {"sep": delimiter, "dtype": str, "keep_default_na": False, "na_filter": False,
+def too_many_fields(path: Path | str, layout: CsvLayout) -> RowFieldsError:
+    """The refusal of a row with more fields than the header, the same from every reader."""
+    return RowFieldsError(
+        f"{path}: a row has more fields than the header's {len(layout.names)}. A row with fewer fields gets "
+        "missing cells for the rest, but no field is ever dropped: remove the extra delimiters (one at the end "
+        "of a line adds an empty field), quote the cells that hold the delimiter, or name the extra column(s) "
+        "in the header."
+    )
+
+
+def kept_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a CSV table read by pandas as every reader keeps them: a row whose cells hold
+    nothing but ``BLANK`` is dropped, and a CRLF or CR inside a cell reads as LF (the module docstring)."""
+    rows = df.index[df.iloc[:, 0].str.strip(BLANK).eq("").to_numpy()]  # a blank row starts with a blank cell
+    for name in df.columns[1:]:
+        rows = rows[df.loc[rows, name].str.strip(BLANK).eq("").to_numpy()]
+    out = df.drop(index=rows) if len(rows) else df
+    for name in out.columns:
+        if out[name].str.contains("\r", regex=False).any():
+            out = out.assign(**{name: out[name].str.replace("\r\n", "\n", regex=False).str.replace("\r", "\n", regex=False)})
+    return out
+
+
+def _csv_options(layout: CsvLayout) -> dict:
+    """pandas.read_csv arguments for a CSV file: its delimiter, every cell as text, nothing guessed,
+    and no column taken for an index when rows are longer than the header."""
+    return {"sep": layout.delimiter, "dtype": str, "keep_default_na": False, "na_filter": False, "index_col": False,
             "encoding": "utf-8-sig", "compression": "infer"}
 
 
 @contextmanager
-def _csv_errors(path: Path, delimiter: str) -> Iterator[None]:
-    """Turn pandas' reading errors into InputFileError with a hint."""
+def _csv_errors(path: Path, layout: CsvLayout) -> Iterator[None]:
+    """Turn pandas' reading errors into InputFileError with a hint (RowFieldsError for a row longer
+    than the header, which pandas reports as an error or, on the first row, as a warning)."""
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            yield
+    except pd.errors.ParserWarning:
+        raise too_many_fields(path, layout) from None
     except UnicodeDecodeError:
         raise InputFileError(f"{path} is not UTF-8 text. Save it as UTF-8 (CSV UTF-8) and try again.") from None
     except pd.errors.ParserError as exc:
+        if re.search(r"Expected \d+ fields", str(exc)):
+            raise too_many_fields(path, layout) from None
         raise InputFileError(
-            f"{path} is not a well-formed {delimiter!r}-separated file ({exc}). Check that every row has "
-            "as many fields as the header and that quotes are closed."
+            f"{path} is not a well-formed {layout.delimiter!r}-separated file ({exc}). Check that quotes are closed."
         ) from None
     except (OSError, EOFError, pd.errors.EmptyDataError) as exc:
         raise InputFileError(f"cannot read {path} ({type(exc).__name__}); check that it is a complete CSV file.") from None
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    options = _csv_options(path)
-    with _csv_errors(path, options["sep"]):
-        return pd.read_csv(path, **options)
+    layout = csv_layout(path)
+    with _csv_errors(path, layout):
+        df = pd.read_csv(path, **_csv_options(layout))
+    return kept_rows(df).reset_index(drop=True)
 
 
 def parquet_available() -> bool:
@@ -227,9 +282,16 @@ def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
         except (OSError, ValueError) as exc:
             raise InputFileError(f"cannot read {p} as Parquet ({type(exc).__name__}); check that it is a complete Parquet file.") from None
         return
-    options = _csv_options(p)
-    with _csv_errors(p, options["sep"]):
-        yield from pd.read_csv(p, chunksize=chunk_rows, **options)
+    layout = csv_layout(p)
+    with _csv_errors(p, layout):
+        reader = pd.read_csv(p, chunksize=chunk_rows, **_csv_options(layout))
+    with reader:
+        while True:
+            with _csv_errors(p, layout):  # not held across a yield: the warnings filter is global
+                frame = next(reader, None)
+            if frame is None:
+                return
+            yield kept_rows(frame)
 
 
 def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
@@ -244,6 +306,8 @@ def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
     markers = tuple(missing_markers)
     first = True
     for frame in _raw_chunks(p, chunk_rows):
+        if frame.shape[0] == 0:  # every row of the chunk was blank
+            continue
         yield _checked_frame(frame, p, markers) if first else mark_missing(frame, markers)
         first = False
     if first:

@@ -6,11 +6,13 @@ with their row counts (``column_cells``), and the counts of the distinct code ro
 each distinct cell, pushed back as a table (distinct cell → code) and joined to the rows, so a
 row gets exactly the code the in-memory path gives it.
 
-CSV cells are read as text, as ``synth.tableio`` reads them (its delimiter and header names; an
-empty cell is empty text, and a line of nothing but spaces and tabs is no row: ``blank_line``),
-into a DuckDB database in a temporary folder that is deleted on ``close`` (one parse of the file;
-DuckDB spills to that folder beyond its memory limit). Parquet is read in place, with its types.
-Nothing is written anywhere else.
+CSV cells are read as text, as ``synth.tableio`` reads them, by its rule for odd records (its
+delimiter, header names and leading empty lines; an empty cell is empty text and a missing field
+null; a record whose cells hold nothing but spaces and tabs is no row: ``blank_row``; a record
+longer than the header is refused; CRLF or CR inside a cell reads as LF), into a DuckDB database in a
+temporary folder that is deleted on ``close`` (one parse of the file, on one thread, which DuckDB
+needs to pad short records when quoted cells hold line breaks; DuckDB spills to that folder beyond
+its memory limit). Parquet is read in place, with its types. Nothing is written anywhere else.
 
 Cost: one scan per column for its distinct cells, then one scan with a hash join per column for
 the codes. A column's distinct-cell table has one entry per distinct value: small for categories
@@ -38,7 +40,7 @@ from synth.backends.base import (
 from synth.encoding import EncodingReport
 from synth.errors import InputFileError
 from synth.schema import Schema
-from synth.tableio import checked_path, csv_layout, table_format
+from synth.tableio import BLANK, checked_path, csv_layout, table_format, too_many_fields
 
 MEMORY_LIMIT = "1GB"  # DuckDB's own memory (it spills beyond it); the Python side holds distinct cells
 
@@ -59,11 +61,15 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def blank_line(names: list[str]) -> str:
-    """SQL true for a row read from a line of nothing but spaces and tabs, which pandas skips: the
-    first cell holds them, and the line has no delimiter, so the other cells are absent (null;
-    with ``NO_NULL_TEXT`` as the null text, an empty cell is empty text, never null)."""
-    return " AND ".join([f"regexp_full_match({quoted(names[0])}, '[ \t]+')", *(f"{quoted(n)} IS NULL" for n in names[1:])])
+def blank_row(names: list[str]) -> str:
+    """SQL true for a record that is no row (``synth.tableio.BLANK``): each cell holds nothing but
+    spaces and tabs, or is empty, or absent (null: a field missing from a short record)."""
+    return " AND ".join(f"regexp_full_match(coalesce({quoted(n)}, ''), '[{BLANK}]*')" for n in names)
+
+
+def line_breaks_as_lf(name: str) -> str:
+    """SQL for column ``name`` with each CRLF or CR inside a cell read as LF."""
+    return f"replace(replace({quoted(name)}, chr(13) || chr(10), chr(10)), chr(13), chr(10)) AS {quoted(name)}"
 
 
 class DuckDBTable(DistinctCellsTable):
@@ -84,12 +90,14 @@ class DuckDBTable(DistinctCellsTable):
         self._distinct: dict[str, str] = {}
         try:
             if table_format(p) == "csv":
-                delimiter, names = csv_layout(p)
+                layout = csv_layout(p)
+                names = layout.names
                 self._con.execute(
-                    "CREATE TABLE rows AS SELECT * FROM read_csv(?, header = true, all_varchar = true, delim = ?, "
-                    "quote = '\"', escape = '\"', null_padding = true, auto_detect = false, allow_quoted_nulls = false, "
-                    f"nullstr = ?, columns = ?) WHERE NOT ({blank_line(names)})",
-                    [str(p), delimiter, NO_NULL_TEXT, {name: "VARCHAR" for name in names}])
+                    f"CREATE TABLE rows AS SELECT {', '.join(map(line_breaks_as_lf, names))} FROM read_csv(?, header = true, "
+                    "skip = ?, all_varchar = true, delim = ?, quote = '\"', escape = '\"', null_padding = true, "
+                    "parallel = false, auto_detect = false, allow_quoted_nulls = false, "
+                    f"nullstr = ?, columns = ?) WHERE NOT ({blank_row(names)})",
+                    [str(p), layout.empty_lines, layout.delimiter, NO_NULL_TEXT, {name: "VARCHAR" for name in names}])
                 self._columns = tuple(names)
             else:
                 literal = "'" + str(p).replace("'", "''") + "'"  # a view cannot take a parameter
@@ -98,6 +106,8 @@ class DuckDBTable(DistinctCellsTable):
                 self._dtypes = parquet_dtypes(str(p))
         except duckdb.Error as error:
             self.close()
+            if "Expected Number of Columns" in str(error):  # a record longer than the header
+                raise too_many_fields(p, layout) from None
             raise InputFileError(f"DuckDB cannot read {p} ({type(error).__name__}: {str(error).splitlines()[0]}); "
                                  "check that it is a complete CSV or Parquet file.") from None
 

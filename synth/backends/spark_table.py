@@ -10,7 +10,11 @@ Noise, the accountant and everything after stay in this process; nothing is writ
 The session: ``master`` (``--spark-master``), else $SPARK_REMOTE (Spark Connect), else $MASTER,
 else ``local[*]``; an existing session is reused. Its time zone is set to UTC, so timestamps
 read as the memory path reads them. CSV cells are read as text with the delimiter and header of
-``synth.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names).
+``synth.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names), by
+its rule for odd records: a record whose cells hold nothing but spaces and tabs is no row, a short
+record has missing cells, a long one is refused (found from the raw text Spark keeps of each record
+whose length differs from the header's: ``_fields``), a CRLF or CR inside a cell reads as LF. The parsed
+rows are cached in Spark, so the file is parsed once, when the table is opened.
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ from synth.backends.base import (
 )
 from synth.encoding import EncodingReport
 from synth.schema import Schema
-from synth.tableio import checked_path, csv_layout, table_format
+from synth.tableio import BLANK, CsvLayout, checked_path, csv_layout, table_format, too_many_fields
 
 LOCAL_MASTER = "local[*]"
 LOCAL_PARTITIONS = 4
 LOCAL_DRIVER_MEMORY = "2g"
+RAW = "_synth_record"  # the column that holds the raw text of a record whose length differs from the header's
 
 
 def spark_session(master: str | None = None):
@@ -84,19 +89,26 @@ class SparkTable(DistinctCellsTable):
         remote = "://" in path
         local = None if remote else checked_path(path)
         if table_format(Path(path)) == "csv":
-            delimiter, names = csv_layout(local) if local is not None else (",", None)
-            reader = self._spark.read.options(header=True, sep=delimiter, quote='"', escape='"', multiLine=True,
-                                              nullValue=NO_NULL_TEXT, emptyValue="", encoding="UTF-8")
-            if names is None:
-                rows = reader.options(inferSchema=False).csv(path)
-                names = rows.columns
-            else:
-                rows = reader.schema(StructType([StructField(f"c{j}", StringType()) for j in range(len(names))])).csv(path)
-            rows = rows.toDF(*[f"c{j}" for j in range(len(names))])
-            blank = F.col("c0").rlike("^[ \t]+$")  # a line of blanks, which pandas skips (duckdb_table.blank_line)
-            for j in range(1, len(names)):
-                blank = blank & F.col(f"c{j}").isNull()
-            rows = rows.where(~F.coalesce(blank, F.lit(False))).cache()  # parsed once, not once per count
+            reader = self._spark.read.options(header=True, quote='"', escape='"', multiLine=True,
+                                              nullValue=NO_NULL_TEXT, emptyValue="", encoding="UTF-8",
+                                              columnNameOfCorruptRecord=RAW)
+            layout = (csv_layout(local) if local is not None
+                      else CsvLayout(",", reader.options(inferSchema=False).csv(path).columns, 0))
+            names = layout.names
+            keys = [f"c{j}" for j in range(len(names))]
+            parsed = reader.options(sep=layout.delimiter).schema(
+                StructType([StructField(key, StringType()) for key in keys] + [StructField(RAW, StringType())])).csv(path)
+            long = F.coalesce(_fields(F.col(RAW), layout.delimiter) > len(names), F.lit(False))
+            blank = F.lit(True)
+            for key in keys:
+                blank = blank & F.coalesce(F.col(key), F.lit("")).rlike(f"\\A[{BLANK}]*\\z")
+            rows = parsed.where(~blank | long).select(
+                *[_line_breaks_as_lf(F.col(key)).alias(key) for key in keys],
+                long.alias("long")).cache()  # parsed once, here, not once per count
+            if rows.where("long").limit(1).count():
+                rows.unpersist()
+                raise too_many_fields(path, layout)
+            rows = rows.drop("long")
         else:
             rows = self._spark.read.parquet(path)
             names = rows.columns
@@ -156,3 +168,18 @@ class SparkTable(DistinctCellsTable):
         for table in self._distinct.values():
             table.unpersist()
         self._distinct.clear()
+
+
+def _fields(record: Any, delimiter: str) -> Any:
+    """Spark's count of the fields in a raw CSV record: its delimiters outside quoted parts, plus one."""
+    from pyspark.sql import functions as F
+
+    bare = F.regexp_replace(record, '"[^"]*"', "")
+    return F.length(bare) - F.length(F.replace(bare, F.lit(delimiter), F.lit(""))) + 1
+
+
+def _line_breaks_as_lf(cell: Any) -> Any:
+    """A text column with each CRLF or CR read as LF."""
+    from pyspark.sql import functions as F
+
+    return F.replace(F.replace(cell, F.lit("\r\n"), F.lit("\n")), F.lit("\r"), F.lit("\n"))
