@@ -11,7 +11,19 @@ from functools import partial
 
 import pytest
 from cases import AuditCase
-from typed_inputs import MUTATIONS, PAIRS, TypedPair, discovery_runs, largest_move, opened, released_counts, write_form
+from typed_inputs import (
+    EQUALITY,
+    MUTATIONS,
+    PAIRS,
+    TIMESTAMP_STR,
+    TypedPair,
+    discovery_runs,
+    largest_move,
+    opened,
+    released_counts,
+    vote_runs,
+    write_form,
+)
 
 BACKENDS = ("memory", "duckdb", "spark")
 DISCOVERY_RUNS = (600, 5_000)  # runs per table (default, strong); the mutations differ deterministically
@@ -52,21 +64,31 @@ def test_reading_a_cell_by_its_dtype_moves_a_count_by_many_rows(pair: TypedPair,
     assert moved > 1, f"the mutation '{pair.mutation}' went unseen"
 
 
-def _discovery_audit(pair: TypedPair, mutation: str, strong: bool):
-    case = AuditCase(f"discovery on typed neighbours ({pair.name})", partial(discovery_runs, pair, mutation),
-                     *DISCOVERY_RUNS, categorical=True, mutation=mutation)
+VOTE_RUNS = (3_000, 30_000)  # one vote per run
+
+
+def _statistical_audit(pair: TypedPair, mutation: str, end_to_end: bool, strong: bool):
+    subject = "discovery" if end_to_end else "the vote"
+    sampler = discovery_runs if end_to_end else vote_runs
+    case = AuditCase(f"{subject} on typed neighbours ({pair.name})", partial(sampler, pair, mutation),
+                     *(DISCOVERY_RUNS if end_to_end else VOTE_RUNS), categorical=end_to_end, mutation=mutation)
     return case.run(strong)
 
 
+@pytest.mark.parametrize("end_to_end", [False, True], ids=["vote", "discovery"])
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
-def test_discovery_on_typed_neighbours_stays_within_its_claim(pair: TypedPair, audit_strong: bool) -> None:
-    result = _discovery_audit(pair, "", audit_strong)
-    assert not result.violates, f"discovery on '{pair.name}' leaks more than it claims: {result.summary()}"
+def test_discovery_on_typed_neighbours_stays_within_its_claim(pair: TypedPair, end_to_end: bool,
+                                                              audit_strong: bool) -> None:
+    result = _statistical_audit(pair, "", end_to_end, audit_strong)
+    assert not result.violates, f"'{pair.name}' leaks more than it claims: {result.summary()}"
 
 
-@pytest.mark.parametrize("pair", [p for p in PAIRS if p.mutation], ids=lambda p: p.mutation)
-def test_discovery_reading_a_cell_by_its_dtype_is_caught(pair: TypedPair, audit_strong: bool) -> None:
-    result = _discovery_audit(pair, pair.mutation, audit_strong)
+@pytest.mark.parametrize("end_to_end,pair", [
+    *((False, p) for p in PAIRS if p.mutation),
+    *((True, p) for p in PAIRS if p.mutation in (TIMESTAMP_STR, EQUALITY)),  # those that change its outcome
+], ids=lambda v: v.mutation if isinstance(v, TypedPair) else "discovery" if v else "vote")
+def test_discovery_reading_a_cell_by_its_dtype_is_caught(pair: TypedPair, end_to_end: bool, audit_strong: bool) -> None:
+    result = _statistical_audit(pair, pair.mutation, end_to_end, audit_strong)
     assert result.violates, f"the audit missed the bug '{pair.mutation}': {result.summary()}"
 
 

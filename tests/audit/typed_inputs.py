@@ -9,11 +9,14 @@ neighbour pair. Two checks use them:
 * ``released_counts`` is every exact histogram discovery releases from a column (what its cells
   read as, their shapes, their texts, their values); on neighbours each must move by at most one
   row (L1 ≤ 1, the sensitivity the noise is calibrated for), on every input form and backend;
-* ``discovery_runs`` runs end-to-end discovery (the kind vote, then the shape vote) many times on
-  a pair, for the statistical audit.
+* ``vote_runs`` runs discovery's kind vote, or its shape vote, many times on a pair and
+  ``discovery_runs`` end-to-end discovery (the kind vote, then the shape vote and the domain),
+  for the statistical audits.
 
 The mutations bring back, one at a time, the ways cells used to be read by their column's dtype;
-each must be caught by both checks.
+each must be caught by the histograms and by the vote's audit. End-to-end discovery catches those
+that change what it releases: a bool column read without shape cells no longer does, since its
+default spelling True/False is left unset either way.
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from auditing import log_likelihood_ratio
 from cases import DELTA, EPSILON, Sample, spent_claim
 
 from synth import cells, discovery, encoding
 from synth.backends.base import CountingTable, MemoryTable
 from synth.backends.source import TableSource
-from synth.curator import CountRelease
+from synth.curator import CountRelease, NoisyCounts
 from synth.kinds import Kind
 from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, NoiseSource, Notion
@@ -54,11 +58,13 @@ class TypedPair:
     first: bool = False
     forms: tuple[str, ...] = ("dataframe", "csv", "parquet (pandas)", "parquet (pyarrow)")
     mutation: str = ""
+    vote: Kind | None = None  # the shape vote the mutation shows in (None: the kind vote)
 
     @property
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         cells = [self.added, *self.base.tolist()] if self.first else [*self.base.tolist(), self.added]
-        return pd.DataFrame({"x": self.base}), pd.DataFrame({"x": pd.Series(cells)})  # dtype inferred again
+        base = pd.DataFrame({"x": self.base, "k": "r"})  # "k": no CSV record is all blank (no row)
+        return base, pd.DataFrame({"x": pd.Series(cells), "k": "r"})  # x's dtype inferred again
 
 
 UNSHAPED_BOOL = "a bool column has no shape cells (its dtype read)"
@@ -68,10 +74,12 @@ _RNG = np.random.default_rng(2029)
 DATE_ROWS = 200  # dates over a month: enough for their bounds to be located, so discovery shows their shape
 _DAYS = pd.Series(pd.to_datetime("2020-01-01") + pd.to_timedelta(_RNG.integers(0, 30, DATE_ROWS), unit="D"))
 PAIRS = (
-    TypedPair("bool column + a null", pd.Series(_RNG.random(ROWS) < 0.4), None, mutation=UNSHAPED_BOOL),
+    TypedPair("bool column + a null", pd.Series(_RNG.random(ROWS) < 0.4), None, mutation=UNSHAPED_BOOL,
+              vote=Kind.BOOLEAN),
     TypedPair("int column + a null", pd.Series(_RNG.integers(0, 5, ROWS)), None),
     TypedPair("date column + a null", _DAYS, None),
-    TypedPair("date column + a blank", _DAYS, "", forms=("dataframe", "csv"), mutation=TIMESTAMP_STR),
+    TypedPair("date column + a blank", _DAYS, "", forms=("dataframe", "csv"), mutation=TIMESTAMP_STR,
+              vote=Kind.DATETIME),
     TypedPair("0/1 column + a True first", pd.Series(_RNG.integers(0, 2, ROWS).tolist(), dtype=object), True,
               first=True, forms=("dataframe", "csv"), mutation=EQUALITY),
 )
@@ -198,13 +206,56 @@ _mutation(TIMESTAMP_STR, "cell_text", _timestamps_as_str)
 _mutation(EQUALITY, "_factorize", lambda _: _factorized_by_equality)
 
 
-# --- the statistical audit --------------------------------------------------------------------
+# --- the statistical audits -------------------------------------------------------------------
+
+
+class RecordingRelease(CountRelease):
+    """A CountRelease that keeps each count vector it was given and what it released."""
+
+    def __init__(self, accountant: Accountant, noise: NoiseSource) -> None:
+        super().__init__(accountant, noise, Neighbouring())
+        self.records: list[tuple[np.ndarray, NoisyCounts]] = []
+
+    def release(self, counts: np.ndarray, budget: float, query: str, extra_delta: float = 0.0,
+                note: str = "") -> NoisyCounts:
+        released = super().release(counts, budget, query, extra_delta, note)
+        self.records.append((np.asarray(counts), released))
+        return released
+
+
+def _vote(pair: TypedPair, frame: pd.DataFrame, source: NoiseSource) -> tuple[RecordingRelease, Accountant]:
+    accountant = Accountant(Budget(EPSILON))
+    counts = RecordingRelease(accountant, source)
+    if pair.vote is None:
+        discovery.vote_kind("x", frame["x"], counts, EPSILON)
+    else:
+        discovery.vote_shape("x", frame["x"], pair.vote, counts, EPSILON)
+    return counts, accountant
+
+
+def vote_runs(pair: TypedPair, mutation: str, noise: Callable[[int], NoiseSource], runs: int) -> Sample:
+    """Discovery's kind vote (or the shape vote of ``pair.vote``) on each table of the pair at
+    ε = EPSILON, ``runs`` times. Statistic: the log-likelihood ratio of the released histogram
+    between the two tables' exact histograms, as the (possibly mutated) reader counts them."""
+    with MUTATIONS[mutation]() if mutation else contextlib.nullcontext():
+        exact = [_vote(pair, frame, noise(9 + stream))[0].records[0][0] for stream, frame in enumerate(pair.tables)]
+        statistics, claims = [], []
+        for stream, frame in enumerate(pair.tables):
+            source, ratios = noise(stream), np.empty(runs)
+            for run in range(runs):
+                counts, accountant = _vote(pair, frame, source)
+                released = counts.records[0][1]
+                ratios[run] = log_likelihood_ratio(released.values, exact[0], exact[1], released.mechanism,
+                                                   released.noise_scale)
+            statistics.append(ratios)
+            claims.append(spent_claim(accountant))
+    return Sample(statistics[0], statistics[1], max(claims, key=lambda claim: claim.epsilon))
 
 
 def discovery_runs(pair: TypedPair, mutation: str, noise: Callable[[int], NoiseSource], runs: int) -> Sample:
     """End-to-end discovery of the pair's column (its kind voted, then its shape and domain) at
-    ε = EPSILON and δ = DELTA / 2 (text needs δ), on each table ``runs`` times. Statistic: the column found (kind, missing code and
-    written shape), as a category."""
+    ε = EPSILON and δ = DELTA / 2 (text needs δ), on each table ``runs`` times. Statistic: the
+    column found (kind, missing code and written shape), as a category."""
     outcomes: dict[Any, int] = {}
     statistics, claims = [], []
     with MUTATIONS[mutation]() if mutation else contextlib.nullcontext():
@@ -213,7 +264,8 @@ def discovery_runs(pair: TypedPair, mutation: str, noise: Callable[[int], NoiseS
             for run in range(runs):
                 accountant = Accountant(Budget(EPSILON, DELTA), Notion.APPROX)
                 counts = CountRelease(accountant, source, Neighbouring())
-                found_columns = discovery.discover_columns(frame, {"x": None}, counts, EPSILON, DELTA / 2, SILENT).columns
+                found_columns = discovery.discover_columns(frame[["x"]], {"x": None}, counts, EPSILON, DELTA / 2,
+                                                           SILENT).columns
                 column = found_columns.get("x")
                 outcome = None if column is None else (column.kind, getattr(column, "missing", None),
                                                        getattr(column, "shape", None))
