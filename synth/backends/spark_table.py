@@ -152,8 +152,9 @@ class SparkTable(DistinctCellsTable):
         codes, report = encode_distinct(schema, self._columns, self.column_cells)
         rows = self._rows
         for j, (column, column_codes) in enumerate(zip(schema.columns, codes, strict=True)):
-            mapping = self._spark.createDataFrame(pd.DataFrame({
-                "id": np.arange(len(column_codes), dtype=np.int64), "code": column_codes.astype(np.int32)}))
+            mapping = self._spark.createDataFrame(pd.DataFrame({  # typed: a table of no rows has no cells
+                "id": np.arange(len(column_codes), dtype=np.int64), "code": column_codes.astype(np.int32)}),
+                schema="id long, code int")
             coded = (self._distinct_table(column.name).join(mapping, "id")
                      .select(F.col("v").alias(f"v{j}"), F.col("code").alias(f"code{j}")))
             rows = rows.join(coded, rows[self._key(column.name)].eqNullSafe(coded[f"v{j}"]))
