@@ -144,3 +144,21 @@ def test_columns_that_are_not_scored_are_listed_with_the_reason():
     # without the release's schema, identifiers and free text are recognised in the original and set apart
     alone = evaluate(original.drop(columns="lost"), synthetic.assign(note=[f"visit {i}" for i in range(n)]))
     assert [c.name for c in alone.columns] == ["grade"] and set(alone.not_scored) == {"key", "note"}
+
+
+def test_the_headline_says_how_many_of_the_originals_columns_it_scores(tmp_path):
+    # Issue 30, item 9: a release that lost columns must not look as good as one that kept them all.
+    from synth.evaluate.report import write_report
+
+    rng = np.random.default_rng(14)
+    n = 800
+    original = pd.DataFrame({c: rng.choice(["a", "b", "c"], n) for c in ("p", "q", "r", "lost1", "lost2")})
+    schema = Schema(tuple(Column(c, Kind.CATEGORICAL, categories=("a", "b", "c")) for c in ("p", "q", "r")))
+    result = evaluate(original, original[["p", "q", "r"]].sample(frac=1.0, random_state=1), schema)
+    assert result.summary()["columns_scored"] == 3 and result.summary()["columns_of_original"] == 5
+    headline = [line for line in result.lines() if "-way marginals: mean TVD" in line]
+    assert headline and all("3 of the original's 5 columns scored" in line for line in headline)
+    page = write_report(result, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "mean 1-way TVD (0 = identical) (3 of the original&#x27;s 5 columns scored)" in page
+    complete = evaluate(original[["p", "q", "r"]], original[["p", "q", "r"]], schema)
+    assert complete.scored_share == "" and not any("columns scored" in line for line in complete.lines())

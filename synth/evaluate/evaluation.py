@@ -108,13 +108,22 @@ class Evaluation:
         return float(np.mean([c.tvd for c in self.columns]))
 
     @property
+    def scored_share(self) -> str:
+        """How many of the original's columns the scores cover, for the headline ("" when all are)."""
+        if not self.not_scored:
+            return ""
+        return f"{len(self.columns)} of the original's {len(self.columns) + len(self.not_scored)} columns scored"
+
+    @property
     def kmarginal_score(self) -> float | None:
         two_way = self.marginal(2)
         return None if two_way is None else kmarginal_score(two_way.tvds)
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers (the report's top)."""
-        out: dict[str, Any] = {"mean_column_tvd": self.mean_column_tvd, "kmarginal_score": self.kmarginal_score}
+        out: dict[str, Any] = {"mean_column_tvd": self.mean_column_tvd, "kmarginal_score": self.kmarginal_score,
+                               "columns_scored": len(self.columns),
+                               "columns_of_original": len(self.columns) + len(self.not_scored)}
         for m in self.marginals:
             out[f"{m.k}_way_mean_tvd"] = float(m.tvds.mean())
         out["association_mean_abs_difference"] = _finite_or_none(self.associations.mean_abs_difference)
@@ -175,9 +184,9 @@ class Evaluation:
         for name, reason in self.not_scored.items():
             out.append(f"{name[:24]:<24} not scored: {reason}")
         for m in self.marginals:
-            out.append(_marginal_line(m))
+            out.append(_marginal_line(m, scored=self.scored_share))
         for m in () if on_release is None else on_release.marginals:
-            out.append(_marginal_line(m, " on the release's schema"))
+            out.append(_marginal_line(m, " on the release's schema", self.scored_share))
         if self.kmarginal_score is not None:
             out.append(f"SDNist k-marginal score: {self.kmarginal_score:.0f} / 1000")
         out.append(f"association difference (mean |synthetic - original|): "
@@ -199,8 +208,10 @@ class Evaluation:
         return out
 
 
-def _marginal_line(m: MarginalErrors, where: str = "") -> str:
+def _marginal_line(m: MarginalErrors, where: str = "", scored: str = "") -> str:
+    """One headline line; ``scored`` says how many of the original's columns it covers when not all."""
     scope = f"{m.tvds.size} of {m.total} sampled" if m.sampled else f"all {m.total}"
+    scope += f"; {scored}" if scored else ""
     return f"{m.k}-way marginals{where}: mean TVD {m.tvds.mean():.3f}, max {m.tvds.max():.3f} ({scope})"
 
 

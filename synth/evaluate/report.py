@@ -48,12 +48,13 @@ def _score(value: str, label: str) -> str:
 
 
 def _summary(evaluation: Evaluation, sources: dict[str, str]) -> str:
-    cards = [_score(f"{evaluation.mean_column_tvd:.3f}", "mean 1-way TVD (0 = identical)")]
+    scored = f" ({evaluation.scored_share})" if evaluation.scored_share else ""
+    cards = [_score(f"{evaluation.mean_column_tvd:.3f}", f"mean 1-way TVD (0 = identical){scored}")]
     if evaluation.release_schema is not None:
         cards.append(_score(f"{evaluation.release_schema.mean_column_tvd:.3f}",
                             "mean 1-way TVD on the release's schema"))
     for m in evaluation.marginals[1:]:
-        cards.append(_score(f"{m.tvds.mean():.3f}", f"mean {m.k}-way TVD over {m.tvds.size} marginals"))
+        cards.append(_score(f"{m.tvds.mean():.3f}", f"mean {m.k}-way TVD over {m.tvds.size} marginals{scored}"))
     if evaluation.kmarginal_score is not None:
         cards.append(_score(f"{evaluation.kmarginal_score:.0f}", "SDNist k-marginal score (of 1000)"))
     cards.append(_score(f"{evaluation.associations.mean_abs_difference:.3f}", "mean |association difference|"))
