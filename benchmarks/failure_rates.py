@@ -229,18 +229,22 @@ def column_lines(name: str, epsilon: float, runs: Sequence[RunFindings]) -> list
     return lines
 
 
-def report(results: Sequence[tuple[str, float, pd.DataFrame, list[RunFindings]]], seeds: int,
-           command: str) -> list[str]:
-    """The RESULTS.md section: heading, machine, command, one row per table and budget, per column."""
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def synth_version() -> str:
+    """The synth package the runs import (folder and commit) and the commit that last changed synth/."""
     source = synth_source(sys.executable)
     synth_dir = Path(source.split(" (")[0])
     last_change = subprocess.run(["git", "-C", str(synth_dir), "log", "-1", "--format=%h", "--", "synth"],
                                  capture_output=True, text=True, check=False).stdout.strip() or "unknown"
+    return f"{source}, synth/ last changed in {last_change}"
+
+
+def report(results: Sequence[tuple[str, float, pd.DataFrame, list[RunFindings]]], seeds: int,
+           command: str, version: str) -> list[str]:
+    """The RESULTS.md section: heading, machine, command, one row per table and budget, per column."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"\n## Failure rates of the zero-config road over {seeds} seeds — {stamp}\n",
-        f"Machine: {machine()}. Command: `{command}`. synth package: {source}, synth/ last changed in "
-        f"{last_change}. Each run is `python -m synth run TABLE.csv --epsilon E --seed S --engine independent "
+        f"Machine: {machine()}. Command: `{command}`. synth package (when the runs began): {version}. Each run is `python -m synth run TABLE.csv --epsilon E --seed S --engine independent "
         "--accept-rough-domains -o OUT` as a fresh process, seeds 1..N; checks in benchmarks/failure_rates.py "
         "(coverage: range misses the real 0.5–99.5 % quantiles; wide: range > 3× the real span; other: `<OTHER>` "
         "in a column whose values were all released; sign: negatives the original lacks; bounds: values outside "
@@ -258,6 +262,7 @@ def report(results: Sequence[tuple[str, float, pd.DataFrame, list[RunFindings]]]
 def main(tables: Sequence[rt.Table], epsilons: Sequence[float], seeds: int, append: bool, command: str) -> None:
     """Run every table at every budget over seeds 1..seeds, print the report, append it unless told not to."""
     rt.WORK.mkdir(parents=True, exist_ok=True)
+    version = synth_version()
     results = []
     with (rt.WORK / "failures.jsonl").open("a", encoding="utf-8") as log:
         for table in tables:
@@ -266,7 +271,7 @@ def main(tables: Sequence[rt.Table], epsilons: Sequence[float], seeds: int, appe
                 results.append((table.name, epsilon, original, runs))
                 for run in runs:
                     log.write(json.dumps({"table": table.name, "epsilon": epsilon, **asdict(run)}) + "\n")
-    lines = report(results, seeds, command)
+    lines = report(results, seeds, command, version)
     print("\n".join(lines))
     if append:
         with RESULTS.open("a", encoding="utf-8") as out:
