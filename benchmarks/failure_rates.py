@@ -216,11 +216,12 @@ def table_row(name: str, epsilon: float, original: pd.DataFrame, runs: Sequence[
             + f" | {', '.join(left) or '—'} | {seconds:.1f} |")
 
 
-def column_lines(name: str, epsilon: float, runs: Sequence[RunFindings]) -> list[str]:
-    """Per column, the runs it failed each check in; then the distinct errors of failed runs."""
+def column_lines(name: str, epsilon: float, original: pd.DataFrame, runs: Sequence[RunFindings]) -> list[str]:
+    """Per column (in the table's order), the runs it failed each check in; then the distinct errors
+    of failed runs."""
     lines = []
-    columns = dict.fromkeys(f.column for r in runs for f in r.findings)
-    for column in columns:
+    failing = {f.column for r in runs for f in r.findings}
+    for column in (c for c in original.columns if c in failing):
         counts = ", ".join(f"{c} {failing_runs(runs, c, column)}" for c in CHECKS if failing_runs(runs, c, column))
         lines.append(f"- {name} ε={epsilon:g} `{column}`: {counts} (of {len(runs)} runs)")
     for error in dict.fromkeys(r.error for r in runs if r.exit != 0):
@@ -254,8 +255,8 @@ def report(results: Sequence[tuple[str, float, pd.DataFrame, list[RunFindings]]]
         *(table_row(name, eps, original, runs) for name, eps, original, runs in results),
         "\nPer column, failing runs per check; errors of failed runs:\n",
     ]
-    for name, eps, _original, runs in results:
-        lines += column_lines(name, eps, runs)
+    for name, eps, original, runs in results:
+        lines += column_lines(name, eps, original, runs)
     return lines
 
 
