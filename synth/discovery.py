@@ -23,7 +23,8 @@ releases only noisy, charged answers:
   how their values are written (decimals, date only or with time and day order, true/false or
   yes/no: ``vote_shape``), so the synthetic table reads like the input;
 * a voted column gets a missing code only when the vote's noisy count of missing cells clears the
-  noise (a column not voted keeps it).
+  noise (a column not voted keeps it); one whose present cells do not clear it is all missing,
+  written empty.
 
 The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
 domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
@@ -310,7 +311,10 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     * the column gets a missing code only when its noisy count of missing cells clears
       ``VOTE_MARGIN`` deviations (a column with no missing cells then has none with probability
       about 1 − 1e-3, so synthetic rows hold no empty cells the original never had);
-
+    * a column whose missing cells clear that margin while its present cells (their noisy count,
+      over all five classes) do not is all missing, up to noise: it is voted ``text`` (left out of
+      the model and written empty, ``synth.unmodelled``), so a column of blanks neither needs a
+      domain nor blocks the release, and one with a few present cells is treated alike;
     * the winning class (numbers: integers and non-integral ones together) must clear
       ``VOTE_MARGIN`` deviations of its noise and lead the runner-up by ``LEAD_MARGIN`` deviations
       of the difference's noise; when it does not (too few rows for this budget, or a close split
@@ -327,6 +331,8 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     noisy = released.values[1:].astype(float)
     std = released.std
     present = {"present": float(noisy.sum()), "present_std": std * math.sqrt(len(noisy))}
+    if missing and present["present"] < VOTE_MARGIN * present["present_std"]:  # all missing, up to noise
+        return Vote(Kind.TEXT, present["present"], missing, **present)
     index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
     votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
              Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
@@ -428,6 +434,12 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
     first_pass: dict[str, tuple[Found, float | None]] = {}  # text columns left rough or lost
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
         kind, vote = decided[name], votes[name]
+        if kind in UNMODELLED_KINDS and vote.present is not None:  # voted all missing: written empty
+            columns[name] = UnmodelledColumn(name, kind, None, DomainSource.DP_ESTIMATED)
+            findings[name] = Finding(name, kind, "located", (
+                f"all missing: about {max(vote.present, 0.0):.0f} present cells (noisy), which do not clear the noise; "
+                "left out of the model, written empty"))
+            continue
         if kind in UNMODELLED_KINDS:  # declared in public: nothing to measure
             columns[name] = UnmodelledColumn(name, kind, None, DomainSource.PUBLIC)
             findings[name] = Finding(name, kind, "located", "declared; " + (

@@ -267,6 +267,23 @@ def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys
     assert not any(e["query"].startswith("categories(ids)") for e in description["privacy"]["ledger"])
 
 
+def test_an_all_missing_column_is_released_empty_not_refused(capsys, tmp_path):
+    """Issue 30, item 7: a column of blanks (no profile) stopped the run with advice to list its
+    categories. Its noisy vote says all missing, so it is written empty, with a note, beside the
+    columns that are modelled; the output keeps the input's columns."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 10, 5000), "blank": [""] * 5000, "t": rng.choice(["a", "b"], 5000)})
+    data = tmp_path / "blank.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "3", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "column 'blank': all missing" in err and "0 lost (of 3 columns)" in err
+    synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
+    assert list(synthetic.columns) == ["x", "blank", "t"]
+    assert (synthetic["blank"] == "").all() and set(synthetic["t"]) <= {"a", "b"}
+
+
 def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):
     from synth.engines.independent import IndependentEngine
 
