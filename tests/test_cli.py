@@ -284,6 +284,26 @@ def test_an_all_missing_column_is_released_empty_not_refused(capsys, tmp_path):
     assert (synthetic["blank"] == "").all() and set(synthetic["t"]) <= {"a", "b"}
 
 
+def test_every_written_float_has_the_inputs_decimals_and_stays_in_bounds(capsys, tmp_path):
+    """Issue 30, item 5: a one-decimal column of a few values gets narrow bins between them that
+    hold no number of one decimal; their values were written at full precision."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.choice([0.1, 0.2, 0.3, 0.5, 0.8, 0.9], 5000, p=[.3, .2, .2, .1, .1, .1]),
+                       "y": rng.normal(50, 10, 5000).round(2), "k": rng.integers(0, 5, 5000)})
+    data = tmp_path / "decimals.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "1", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    written = pd.read_csv(tmp_path / "o" / "synthetic.csv", dtype=str, keep_default_na=False)
+    columns = {c["name"]: c for c in json.loads((tmp_path / "o" / "description.json").read_text())["schema"]["columns"]}
+    for name, decimals in (("x", 1), ("y", 2)):
+        cells = written[name][written[name] != ""]
+        assert columns[name]["decimals"] == decimals
+        assert (cells.str.partition(".")[2].str.len() <= decimals).all()
+        assert cells.astype(float).between(columns[name]["lower"], columns[name]["upper"]).all()
+
+
 def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):
     from synth.engines.independent import IndependentEngine
 

@@ -107,6 +107,20 @@ def test_floats_are_rounded_inside_their_bins():
     assert decoded.dropna().between(-1.5, 2.5).all()
 
 
+def test_a_bin_that_holds_no_rounded_value_writes_the_nearest_one_inside_the_bounds():
+    # Issue 30, item 5: the bin [0.91, 0.92) holds no number of one decimal, and its draws were
+    # written at full precision (0.9155876740567677). They are now the nearest such number inside
+    # the bounds (0.9); every value has the column's decimals and stays inside [lower, upper].
+    column = Column("x", Kind.FLOAT, lower=0.05, upper=0.95, cuts=(0.91, 0.92), shape=TextShape(decimals=1))
+    decoded = Schema((column,)).decode(np.array([[0], [1], [2]] * 500), np.random.default_rng(5))["x"].dropna()
+    assert (decoded == decoded.round(1)).all() and decoded.between(0.05, 0.95).all()
+    assert set(decoded.iloc[1::3]) == {0.9}
+    # bounds that hold no number of one decimal (nor of two): the fewest more decimals that fit
+    column = Column("x", Kind.FLOAT, lower=0.911, upper=0.919, bins=2, shape=TextShape(decimals=1))
+    decoded = Schema((column,)).decode(np.array([[0], [1]] * 500), np.random.default_rng(5))["x"].dropna()
+    assert (decoded == decoded.round(3)).all() and decoded.between(0.911, 0.919).all()
+
+
 def test_without_decimals_a_float_keeps_two_digits_inside_its_narrowest_bin():
     assert [decimals_for(TextShape(), w) for w in (0.5, 0.1, 1.0, 37.0, 5000.0)] == [2, 2, 1, 0, 0]
     column = Column("x", Kind.FLOAT, lower=0, upper=10, bins=20)
