@@ -71,7 +71,7 @@ from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks
 MAX_DISCOVERED_CATEGORIES = 1000
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
 LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
-FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
+FLOAT_MARGIN = 4.0  # numbers are float, and have d decimals, only when that count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
 COMPLETE_SHARE = 0.01  # a category list is complete when what it leaves is surely below this share of cells
@@ -359,9 +359,11 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
 
     * boolean: the spelling with the largest noisy count (true/false, yes/no, in lower, title or
       upper case), when it clears ``VOTE_MARGIN`` deviations; else True/False;
-    * float: the most decimals whose noisy count clears ``VOTE_MARGIN`` deviations (so a few odd
-      cells with long decimals do not set it; more than 6: 12);
-      else the default rule of ``synth.textshape``;
+    * float: the most decimals whose noisy count clears ``FLOAT_MARGIN`` deviations (so a few odd
+      cells with long decimals do not set it; more than ``MAX_DECIMALS``, a float written in full:
+      that many), else the default rule of ``synth.textshape``. Never more than the input shows,
+      up to noise: each of the 13 cells above a column's decimals is an empty count that would
+      clear 3 deviations in about 1 vote of 700, 4 in about 1 of 30,000;
     * datetime: date only unless the cells with a time of day clear ``VOTE_MARGIN`` deviations of
       their sum; day first when the numeric dates readable only day first (23/02/2023) clear the
       margin and lead those readable only month first (02/23/2023) by ``LEAD_MARGIN`` deviations.
@@ -370,7 +372,8 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
     mine = shapes >= 0
     exact = weighted_bincount(shapes[mine], None if weights is None else weights[mine], SHAPE_CELLS[kind])
     released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
-    return shape_from_counts(kind, released.values.astype(float), released.std, VOTE_MARGIN, LEAD_MARGIN)
+    margin = FLOAT_MARGIN if kind == Kind.FLOAT else VOTE_MARGIN
+    return shape_from_counts(kind, released.values.astype(float), released.std, margin, LEAD_MARGIN)
 
 
 def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:
