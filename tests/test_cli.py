@@ -304,6 +304,21 @@ def test_every_written_float_has_the_inputs_decimals_and_stays_in_bounds(capsys,
         assert cells.astype(float).between(columns[name]["lower"], columns[name]["upper"]).all()
 
 
+def test_a_non_negative_float_column_is_written_without_negatives(capsys, tmp_path):
+    """Issue 30, item 5: rainfall, 40 % zeros, got the lower bound -2^-10 of the public zero bucket,
+    so some cells were written as tiny negatives (now -0.0 once rounded); it now starts at 0."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"rain": np.where(rng.random(8000) < 0.4, 0.0, rng.gamma(1.0, 3.0, 8000).round(1)),
+                       "k": rng.integers(0, 5, 8000)})
+    data = tmp_path / "rain.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "1", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    rain = pd.read_csv(tmp_path / "o" / "synthetic.csv", dtype=str, keep_default_na=False)["rain"]
+    assert not rain.str.startswith("-").any() and (rain == "0.0").mean() > 0.3
+
+
 def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):
     from synth.engines.independent import IndependentEngine
 
