@@ -335,16 +335,16 @@ def test_an_all_missing_column_is_written_empty_from_the_vote_alone():
 
 
 def test_all_missing_or_one_present_cell_give_the_same_outcomes_up_to_noise():
-    # Neighbours: a column of 400 blanks, and the same with one cell present. The decision is made
-    # from the noisy vote only, so the outcomes over seeds match up to noise (at this budget the
-    # present count's deviation is about 6 cells: both are written empty nearly always).
-    outcomes = {}
-    for name, cells in (("none", [""] * 400), ("one", ["x"] + [""] * 399)):
-        seen = []
-        for seed in range(200):
+    # Neighbours: a column of 16 blanks, and the same with one cell present. At this budget the
+    # missing count clears its margin (about 15 cells) only some of the time, so both outcomes
+    # occur; the decision is made from the noisy vote only, so their shares over 400 seeds match
+    # up to noise (about 20 % written empty, the rest lost as too small), never 0 for one of them.
+    share = {}
+    for name, cells in (("none", [""] * 16), ("one", ["x"] + [""] * 15)):
+        empty = 0
+        for seed in range(400):
             counts = CountRelease(Accountant(Budget(4.0, 1e-6), delta_reserve=5e-7), SeededNoise(seed), Neighbouring())
             found = discover_columns(pd.DataFrame({"e": cells}), {"e": None}, counts, 0.02, 5e-7, SILENT)
-            seen.append((found.findings[0].kind, found.findings[0].verdict))
-        outcomes[name] = seen
-    share = {name: seen.count((Kind.TEXT, "located")) / len(seen) for name, seen in outcomes.items()}
-    assert share["none"] > 0.9 and abs(share["none"] - share["one"]) < 0.05
+            empty += (found.findings[0].kind, found.findings[0].verdict) == (Kind.TEXT, "located")
+        share[name] = empty / 400
+    assert 0.1 < share["none"] < 0.35 and 0.1 < share["one"] < 0.35 and abs(share["none"] - share["one"]) < 0.1
