@@ -18,7 +18,9 @@ those:
 Bins follow the mass: cut points at noisy quantiles of the fine histogram (``quantile_cuts``),
 an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1
 flags, months), and a heavy zero gets a bin of its own (a count column that is mostly zeros keeps
-its zeros). Bounds are only ever placed where a noisy count showed mass: when the coarse stage
+its zeros). A float range whose lowest bucket is the zero bucket [-2^-10, 2^-10) (the range did
+not grow below it: no noisy mass there) starts at 0, so a non-negative column gains no tiny
+negatives. Bounds are only ever placed where a noisy count showed mass: when the coarse stage
 finds nothing, the column is *lost* (no bounds are invented); when only the coarse stage does,
 its bounds are *rough*.
 """
@@ -238,6 +240,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
                              f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
     detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found)
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
+    if kind == Kind.FLOAT and found[0] == _ZERO_BUCKET:
+        lower = 0.0  # no noisy mass below the zero bucket: its edge -2^-10 would write tiny negatives
     held = float(np.maximum(coarse.values[found[0]:found[1] + 1], 0).sum())
     if cells is not None and cells > 0 and held < MIN_COVERAGE * cells:
         text = seconds_to_iso if kind == Kind.DATETIME else number_text

@@ -366,7 +366,7 @@ def classify_cells(series: pd.Series, missing_markers: Iterable[str] = ("",)) ->
 BOOLEAN_SPELLINGS = (("true", "false"), ("True", "False"), ("TRUE", "FALSE"), ("yes", "no"), ("Yes", "No"),
                      ("YES", "NO"))
 DEFAULT_BOOLEAN_SPELLING = ("True", "False")  # how a bool cell reads, and how an unlabelled boolean is written
-VOTED_DECIMALS = 6  # 0..6 decimals get a shape cell each; more share the last one
+VOTED_DECIMALS = MAX_DECIMALS  # 0..12 decimals get a shape cell each; more share the last one
 DATE_ORDERS = ("day first", "month first", "either")  # what a numeric date such as 05/03/2023 allows
 SHAPE_CELLS = {Kind.BOOLEAN: len(BOOLEAN_SPELLINGS), Kind.FLOAT: VOTED_DECIMALS + 2, Kind.DATETIME: 2 * len(DATE_ORDERS)}
 
@@ -395,7 +395,7 @@ def _date_shape(text: str) -> int:
 
 def classify_shapes(series: pd.Series, kind: Kind, missing_markers: Iterable[str] = ("",)) -> np.ndarray:
     """Per cell of a boolean, float or datetime column, the index of its written shape among the
-    kind's ``SHAPE_CELLS`` (a spelling in ``BOOLEAN_SPELLINGS``; decimals 0..6, or more; a date
+    kind's ``SHAPE_CELLS`` (a spelling in ``BOOLEAN_SPELLINGS``; decimals 0..``VOTED_DECIMALS``, or more; a date
     with or without time, by ``DATE_ORDERS``), -1 for a missing cell or one of another kind.
     Every cell's shape is that of its ``cell_text`` (a bool is spelled True/False; a datetime has a
     time of day when it is not midnight), whatever its column's dtype. Exact and private: only the
@@ -433,7 +433,7 @@ def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float,
     ``margin`` deviations of its noise (``std``; 0 for exact counts, which then only need to be
     positive), and day first must lead month first by ``lead`` deviations of the difference.
     Booleans: the most frequent spelling (none for True/False, the default); floats: the most decimals seen (more than
-    ``VOTED_DECIMALS``: ``MAX_DECIMALS``); datetimes: date only unless times are seen, day first
+    ``VOTED_DECIMALS``, the most a float is written with: that many); datetimes: date only unless times are seen, day first
     when dates readable only day first outnumber those readable only month first."""
     clear = counts > margin * std
     if kind == Kind.BOOLEAN:  # the default spelling (True/False: how a bool cell reads) is left unset
@@ -444,7 +444,7 @@ def shape_from_counts(kind: Kind, counts: np.ndarray, std: float, margin: float,
         written = np.nonzero(clear)[0]
         if not written.size:
             return TextShape()
-        return TextShape(decimals=MAX_DECIMALS if written.max() > VOTED_DECIMALS else int(written.max()))
+        return TextShape(decimals=min(int(written.max()), VOTED_DECIMALS))
     timed = counts[3:].sum() > margin * std * np.sqrt(3)
     day_first, month_first = counts[[0, 3]].sum(), counts[[1, 4]].sum()
     dayfirst = bool(day_first > margin * std * np.sqrt(2) and day_first - month_first > lead * std * 2)

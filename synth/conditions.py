@@ -222,7 +222,10 @@ def values_in_ranges(schema: Schema, conditions: list[Condition], codes: np.ndar
         starts, stops, _ = _bin_spans(column)
         low = np.maximum(starts[bins], -math.inf if condition.low is None else condition.low)
         high = np.minimum(stops[bins], math.inf if condition.high is None else condition.high)
-        values[column.name] = draw_numbers(column, low, high, high, np.zeros(len(bins), dtype=bool), rng)
+        assert column.lower is not None and column.upper is not None  # a ranged column is numeric
+        limits = (max(column.lower, -math.inf if condition.low is None else condition.low),
+                  min(column.upper, math.inf if condition.high is None else condition.high))
+        values[column.name] = draw_numbers(column, low, high, high, np.zeros(len(bins), dtype=bool), rng, limits)
     return values
 
 

@@ -25,7 +25,7 @@ from synth.encoding import EncodingReport
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
 from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
-from synth.kinds import DomainSource, Kind
+from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
 from synth.privacy import Accountant, Budget, NoiseSource, Notion, SecureNoise, SeededNoise
@@ -159,7 +159,7 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     for finding in discovery.findings:
         if finding.verdict == "rough":
             notes.append(f"column {finding.name!r}: rough domain: {finding.detail}")
-        elif finding.kind == Kind.ID:
+        elif finding.kind in UNMODELLED_KINDS:  # an identifier, or a column written empty
             notes.append(f"column {finding.name!r}: {finding.detail}")
         elif finding.verdict == "lost":
             notes.append(f"column {finding.name!r}: lost ({finding.detail}); left out of the release, as "

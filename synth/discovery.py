@@ -23,7 +23,8 @@ releases only noisy, charged answers:
   how their values are written (decimals, date only or with time and day order, true/false or
   yes/no: ``vote_shape``), so the synthetic table reads like the input;
 * a voted column gets a missing code only when the vote's noisy count of missing cells clears the
-  noise (a column not voted keeps it).
+  noise (a column not voted keeps it); one whose present cells do not clear it is all missing,
+  written empty.
 
 The budget goes where the noise hides most: the votes first (weight ``VOTE_WEIGHT`` each, with the
 domains to come counted at ``UNDECIDED_WEIGHT``), then what is left over the domains by need
@@ -70,7 +71,7 @@ from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks
 MAX_DISCOVERED_CATEGORIES = 1000
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
 LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
-FLOAT_MARGIN = 4.0  # numbers are float only when the non-integral count clears this many deviations
+FLOAT_MARGIN = 4.0  # numbers are float, and have d decimals, only when that count clears this many deviations
 TAIL_MARGIN = 1e-6  # the threshold's computed tail must sit this far (relative) below δ₀
 ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's cells: rough
 COMPLETE_SHARE = 0.01  # a category list is complete when what it leaves is surely below this share of cells
@@ -310,7 +311,10 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     * the column gets a missing code only when its noisy count of missing cells clears
       ``VOTE_MARGIN`` deviations (a column with no missing cells then has none with probability
       about 1 − 1e-3, so synthetic rows hold no empty cells the original never had);
-
+    * a column whose missing cells clear that margin while its present cells (their noisy count,
+      over all five classes) do not is all missing, up to noise: it is voted ``text`` (left out of
+      the model and written empty, ``synth.unmodelled``), so a column of blanks neither needs a
+      domain nor blocks the release, and one with a few present cells is treated alike;
     * the winning class (numbers: integers and non-integral ones together) must clear
       ``VOTE_MARGIN`` deviations of its noise and lead the runner-up by ``LEAD_MARGIN`` deviations
       of the difference's noise; when it does not (too few rows for this budget, or a close split
@@ -327,6 +331,8 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     noisy = released.values[1:].astype(float)
     std = released.std
     present = {"present": float(noisy.sum()), "present_std": std * math.sqrt(len(noisy))}
+    if missing and present["present"] < VOTE_MARGIN * present["present_std"]:  # all missing, up to noise
+        return Vote(Kind.TEXT, present["present"], missing, **present)
     index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
     votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
              Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
@@ -353,9 +359,11 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
 
     * boolean: the spelling with the largest noisy count (true/false, yes/no, in lower, title or
       upper case), when it clears ``VOTE_MARGIN`` deviations; else True/False;
-    * float: the most decimals whose noisy count clears ``VOTE_MARGIN`` deviations (so a few odd
-      cells with long decimals do not set it; more than 6: 12);
-      else the default rule of ``synth.textshape``;
+    * float: the most decimals whose noisy count clears ``FLOAT_MARGIN`` deviations (so a few odd
+      cells with long decimals do not set it; more than ``MAX_DECIMALS``, a float written in full:
+      that many), else the default rule of ``synth.textshape``. Never more than the input shows,
+      up to noise: each of the 13 cells above a column's decimals is an empty count that would
+      clear 3 deviations in about 1 vote of 700, 4 in about 1 of 30,000;
     * datetime: date only unless the cells with a time of day clear ``VOTE_MARGIN`` deviations of
       their sum; day first when the numeric dates readable only day first (23/02/2023) clear the
       margin and lead those readable only month first (02/23/2023) by ``LEAD_MARGIN`` deviations.
@@ -364,7 +372,8 @@ def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, b
     mine = shapes >= 0
     exact = weighted_bincount(shapes[mine], None if weights is None else weights[mine], SHAPE_CELLS[kind])
     released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
-    return shape_from_counts(kind, released.values.astype(float), released.std, VOTE_MARGIN, LEAD_MARGIN)
+    margin = FLOAT_MARGIN if kind == Kind.FLOAT else VOTE_MARGIN
+    return shape_from_counts(kind, released.values.astype(float), released.std, margin, LEAD_MARGIN)
 
 
 def _domain_budgets(kinds: Mapping[str, Kind], budget: float) -> dict[str, float]:
@@ -428,6 +437,12 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
     first_pass: dict[str, tuple[Found, float | None]] = {}  # text columns left rough or lost
     for name in progress.track(list(kinds), "estimating domains under DP", len(kinds)):
         kind, vote = decided[name], votes[name]
+        if kind in UNMODELLED_KINDS and vote.present is not None:  # voted all missing: written empty
+            columns[name] = UnmodelledColumn(name, kind, None, DomainSource.DP_ESTIMATED)
+            findings[name] = Finding(name, kind, "located", (
+                f"all missing: about {max(vote.present, 0.0):.0f} present cells (noisy), which do not clear the noise; "
+                "left out of the model, written empty"))
+            continue
         if kind in UNMODELLED_KINDS:  # declared in public: nothing to measure
             columns[name] = UnmodelledColumn(name, kind, None, DomainSource.PUBLIC)
             findings[name] = Finding(name, kind, "located", "declared; " + (

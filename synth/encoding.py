@@ -206,11 +206,13 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
 
 
 def draw_numbers(column: Column, low: np.ndarray, high: np.ndarray, ceiling: np.ndarray, missing: np.ndarray,
-                 rng: np.random.Generator) -> pd.Series:
+                 rng: np.random.Generator, limits: tuple[float, float] | None = None) -> pd.Series:
     """Values of a numeric or datetime column drawn uniformly per row: whole numbers (integers,
     datetime seconds) in [low, high), floats in [low, ceiling]; in the column's written shape
-    (floats rounded inside [low, ceiling], dates made whole days when date-only), NA where
-    ``missing``. Decoding draws inside bins; conditional sampling inside a bin's part of a range."""
+    (floats rounded to its decimals inside [low, ceiling], or inside ``limits``, by default its
+    bounds, where that holds no rounded value: ``rounded_inside``; dates made whole days when
+    date-only), NA where ``missing``. Decoding draws inside bins; conditional sampling inside a
+    bin's part of a range, within the range's ``limits``."""
     if column.kind == Kind.INTEGER:
         values = rng.integers(low.astype(np.int64), high.astype(np.int64))
         if missing.any():
@@ -227,7 +229,9 @@ def draw_numbers(column: Column, low: np.ndarray, high: np.ndarray, ceiling: np.
     values = np.clip(low + rng.random(len(low)) * (high - low), low, ceiling)
     widths = np.diff(column.edges)  # a last bin that holds just upper (or a column of one value) has width 0
     narrowest = float(widths[widths > 0].min()) if np.any(widths > 0) else 0.0
-    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, narrowest))
+    assert column.lower is not None and column.upper is not None  # a float column has bounds
+    values = rounded_inside(values, low, ceiling, decimals_for(column.shape, narrowest),
+                            limits or (column.lower, column.upper))
     values[missing] = np.nan
     return pd.Series(values, dtype=float)
 

@@ -119,16 +119,32 @@ def decimals_for(shape: TextShape, narrowest_bin: float) -> int:
     return int(min(max(1 - math.floor(math.log10(narrowest_bin)), 0), MAX_DECIMALS))
 
 
-def rounded_inside(values: np.ndarray, low: np.ndarray, ceiling: np.ndarray, decimals: int) -> np.ndarray:
-    """``values`` rounded to ``decimals``, each kept inside its bin [low, ceiling]: a value whose
-    rounding leaves the bin takes the bin's first rounded number, or stays as drawn when the bin
-    holds none."""
+def _grid_span(low: np.ndarray | float, high: np.ndarray | float, decimals: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first and the last number of ``decimals`` decimals inside [low, high] (first > last
+    when there is none), stepped inward when float division lands them just outside."""
     scale = 10.0**decimals
+    first, last = np.ceil(np.multiply(low, scale)) / scale, np.floor(np.multiply(high, scale)) / scale
+    first = np.where(first < low, (np.ceil(np.multiply(low, scale)) + 1) / scale, first)
+    last = np.where(last > high, (np.floor(np.multiply(high, scale)) - 1) / scale, last)
+    return first, last
+
+
+def rounded_inside(values: np.ndarray, low: np.ndarray, ceiling: np.ndarray, decimals: int,
+                   limits: tuple[float, float]) -> np.ndarray:
+    """``values`` rounded to ``decimals``, every one: each is the number of that many decimals
+    nearest it inside its bin [low, ceiling], or, when the bin holds none, nearest it inside
+    ``limits`` (the column's bounds, or a condition's range within them: a value never leaves
+    them). When even ``limits`` hold no such number, the fewest more decimals that give one are
+    used; beyond ``MAX_DECIMALS`` a value stays as drawn (a range narrower than 1e-12)."""
+    lower, upper = limits
+    while decimals < MAX_DECIMALS and not np.all(np.less_equal(*_grid_span(lower, upper, decimals))):
+        decimals += 1
     rounded = np.round(values, decimals)
-    first = np.ceil(low * scale) / scale
-    first_ok = (first >= low) & (first <= ceiling)
-    outside = (rounded < low) | (rounded > ceiling)
-    return np.where(outside, np.where(first_ok, first, values), rounded)
+    first, last = _grid_span(low, ceiling, decimals)
+    start, stop = _grid_span(lower, upper, decimals)
+    if not start <= stop:
+        start, stop = values, values
+    return np.where(first <= last, np.clip(rounded, first, last), np.clip(rounded, start, stop))
 
 
 def shaped(values: pd.Series, kind: Kind, shape: TextShape) -> pd.Series:

@@ -267,6 +267,58 @@ def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys
     assert not any(e["query"].startswith("categories(ids)") for e in description["privacy"]["ledger"])
 
 
+def test_an_all_missing_column_is_released_empty_not_refused(capsys, tmp_path):
+    """Issue 30, item 7: a column of blanks (no profile) stopped the run with advice to list its
+    categories. Its noisy vote says all missing, so it is written empty, with a note, beside the
+    columns that are modelled; the output keeps the input's columns."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 10, 5000), "blank": [""] * 5000, "t": rng.choice(["a", "b"], 5000)})
+    data = tmp_path / "blank.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "3", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "column 'blank': all missing" in err and "0 lost (of 3 columns)" in err
+    synthetic = pd.read_csv(tmp_path / "o" / "synthetic.csv", keep_default_na=False)
+    assert list(synthetic.columns) == ["x", "blank", "t"]
+    assert (synthetic["blank"] == "").all() and set(synthetic["t"]) <= {"a", "b"}
+
+
+def test_every_written_float_has_the_inputs_decimals_and_stays_in_bounds(capsys, tmp_path):
+    """Issue 30, item 5: a one-decimal column of a few values gets narrow bins between them that
+    hold no number of one decimal; their values were written at full precision."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.choice([0.1, 0.2, 0.3, 0.5, 0.8, 0.9], 5000, p=[.3, .2, .2, .1, .1, .1]),
+                       "y": rng.normal(50, 10, 5000).round(2), "k": rng.integers(0, 5, 5000)})
+    data = tmp_path / "decimals.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "1", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    written = pd.read_csv(tmp_path / "o" / "synthetic.csv", dtype=str, keep_default_na=False)
+    columns = {c["name"]: c for c in json.loads((tmp_path / "o" / "description.json").read_text())["schema"]["columns"]}
+    for name, decimals in (("x", 1), ("y", 2)):
+        cells = written[name][written[name] != ""]
+        assert columns[name]["decimals"] == decimals
+        assert (cells.str.partition(".")[2].str.len() <= decimals).all()
+        assert cells.astype(float).between(columns[name]["lower"], columns[name]["upper"]).all()
+
+
+def test_a_non_negative_float_column_is_written_without_negatives(capsys, tmp_path):
+    """Issue 30, item 5: rainfall, 40 % zeros, got the lower bound -2^-10 of the public zero bucket,
+    so some cells were written as tiny negatives (now -0.0 once rounded); it now starts at 0."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"rain": np.where(rng.random(8000) < 0.4, 0.0, rng.gamma(1.0, 3.0, 8000).round(1)),
+                       "k": rng.integers(0, 5, 8000)})
+    data = tmp_path / "rain.csv"
+    df.to_csv(data, index=False)
+    code, _, err = run_cli(capsys, "run", str(data), "--epsilon", "1", "--seed", "1", "--engine", "independent",
+                           "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    rain = pd.read_csv(tmp_path / "o" / "synthetic.csv", dtype=str, keep_default_na=False)["rain"]
+    assert not rain.str.startswith("-").any() and (rain == "0.0").mean() > 0.3
+
+
 def test_budget_exhausted_is_a_clean_error(capsys, tmp_path, mixed_csv, monkeypatch):
     from synth.engines.independent import IndependentEngine
 
