@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 
 from synth.cells import datetime_to_seconds, seconds_to_iso, weighted_bincount
 from synth.column import Column, number_text
@@ -71,21 +72,49 @@ class LocatedBounds:
     detail: str  # what was found, or what it would take, in words for the console
 
 
-def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE_WINDOWS) -> tuple[int, int] | None:
+def noise_threshold(alpha: float, count: int, std: float, laplace_scale: float | None = None) -> float:
+    """A value that the sum of ``count`` independent noise draws exceeds with probability at most
+    ``alpha``: the Gaussian quantile times std·√count for Gaussian noise (zCDP); for discrete
+    Laplace noise of scale b (pure DP), whose tails are heavier, its exact tail for one draw and
+    for a sum the Chernoff bound min over 0 < λ < 1/b of (count·ln M(λ) − ln α) / λ, M the discrete Laplace's moment generating
+    function (1 − p)² / ((1 − p e^λ)(1 − p e^−λ)), p = e^(−1/b). (A Gaussian threshold over the
+    coarse grid let pure Laplace noise look like mass in about one histogram in five.)"""
+    if laplace_scale is None:
+        return NormalDist().inv_cdf(1 - alpha) * std * math.sqrt(count)
+    p = math.exp(-1.0 / laplace_scale)
+    if count == 1:  # exact: P(X > t) ≤ p^t / (1 + p)
+        return math.log(alpha * (1 + p)) / math.log(p)
+
+    def bound(lam: float) -> float:
+        log_m = 2 * math.log1p(-p) - math.log1p(-p * math.exp(lam)) - math.log1p(-p * math.exp(-lam))
+        return (count * log_m - math.log(alpha)) / lam
+
+    best = minimize_scalar(bound, bounds=(1e-6 / laplace_scale, (1 - 1e-6) / laplace_scale), method="bounded")
+    return float(best.fun)
+
+
+def laplace_scale_of(released: NoisyCounts) -> float | None:
+    """The scale of a release's noise when it is discrete Laplace (pure DP), else None (Gaussian)."""
+    return released.noise_scale if released.mechanism == "discrete_laplace" else None
+
+
+def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE_WINDOWS,
+                 laplace_scale: float | None = None) -> tuple[int, int] | None:
     """First and last bucket holding mass in a noisy histogram, or None when none clears the noise.
 
     Windows of ``widths`` adjacent buckets are tested, narrowest first; a window is occupied when
     the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
-    with probability about ``FALSE_ALARM`` over all windows. Wider windows so find tails spread
-    thinly over several buckets, without being triggered by a heavy bucket found already. The range
-    spans every occupied bucket. Only noisy values are used.
+    with probability at most about ``FALSE_ALARM`` over all windows (``noise_threshold``: Gaussian,
+    or discrete Laplace of ``laplace_scale``). Wider windows so find tails spread thinly over several
+    buckets, without being triggered by a heavy bucket found already. The range spans every
+    occupied bucket. Only noisy values are used.
     """
     widths = tuple(w for w in widths if w <= noisy.size)
-    z = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(widths) * noisy.size))
+    alpha = FALSE_ALARM / (len(widths) * noisy.size)
     found = np.zeros(noisy.size, dtype=bool)
     for w in widths:
         sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")
-        for start in np.nonzero(sums > z * std * math.sqrt(w))[0]:  # sums[i]: buckets i .. i + w - 1
+        for start in np.nonzero(sums > noise_threshold(alpha, w, std, laplace_scale))[0]:  # buckets start .. start + w - 1
             found[start:start + w] = True
     if not found.any():
         return None
@@ -93,7 +122,8 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
     return int(occupied[0]), int(occupied[-1])
 
 
-def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int]) -> tuple[int, int]:
+def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int],
+                laplace_scale: float | None = None) -> tuple[int, int]:
     """``found`` grown bucket by bucket (at most ``WIDEN_STEPS`` a side) while the buckets next
     to it (the first 1, 2 or 4, up to ``WIDEN_REACH``) show mass (``_shows_mass``, at
     ``FALSE_ALARM``). ``detect_range`` guards against noise anywhere on the grid, so a neighbour
@@ -102,12 +132,12 @@ def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int]) -> tuple[
     a bucket added here when it shows no mass."""
     first, last = found
     for _ in range(WIDEN_STEPS):
-        if first > 0 and _shows_mass(noisy[max(first - WIDEN_REACH, 0):first][::-1], std):
+        if first > 0 and _shows_mass(noisy[max(first - WIDEN_REACH, 0):first][::-1], std, laplace_scale):
             first -= 1
         else:
             break
     for _ in range(WIDEN_STEPS):
-        if last < noisy.size - 1 and _shows_mass(noisy[last + 1:last + 1 + WIDEN_REACH], std):
+        if last < noisy.size - 1 and _shows_mass(noisy[last + 1:last + 1 + WIDEN_REACH], std, laplace_scale):
             last += 1
         else:
             break
@@ -176,7 +206,7 @@ def _zero_cuts(kind: Kind, coarse: NoisyCounts, lower: float, upper: float, thre
     return [0.0, float(NUMERIC_EDGES[_ZERO_BUCKET + 1])]
 
 
-def _shows_mass(outside: np.ndarray, std: float) -> bool:
+def _shows_mass(outside: np.ndarray, std: float, laplace_scale: float | None = None) -> bool:
     """Whether the buckets just outside a detected range (``outside``, ordered from the range's
     edge outward) hold real mass: the noisy sum of the first k of them clears the noise of that
     sum for some k in 1, 2, 4, ... or all of them (so cutting them off would clip real values).
@@ -187,9 +217,8 @@ def _shows_mass(outside: np.ndarray, std: float) -> bool:
     if not spans:
         return False
     alarm = FALSE_ALARM if outside.size < WIDE_OUTSIDE else KEEP_ALARM
-    z = NormalDist().inv_cdf(1 - alarm / len(spans))
     sums = np.cumsum(outside.astype(float))
-    return any(sums[k - 1] > z * std * math.sqrt(k) for k in spans)
+    return any(sums[k - 1] > noise_threshold(alarm / len(spans), k, std, laplace_scale) for k in spans)
 
 
 def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts, located: tuple[int, int]) -> bool:
@@ -198,9 +227,13 @@ def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts,
     Asked only when many fine buckets lie outside the detected range: over a few (a rating's 6
     and 7) the buckets are checked one by one, and keeping them would invent values."""
     coarse_part, fine_part = coarse.values[found[0]:found[1] + 1], fine.values[located[0]:located[1] + 1]
-    spread = math.sqrt(coarse_part.size * coarse.std**2 + fine_part.size * fine.std**2)
-    z = NormalDist().inv_cdf(1 - FALSE_ALARM)
-    return float(coarse_part.sum()) - float(fine_part.sum()) > z * spread
+    scales = [laplace_scale_of(coarse), laplace_scale_of(fine)]
+    if None in scales:  # Gaussian: the difference's deviation
+        spread = math.sqrt(coarse_part.size * coarse.std**2 + fine_part.size * fine.std**2)
+        threshold = noise_threshold(FALSE_ALARM, 1, spread)
+    else:  # Laplace (symmetric): as many draws of the larger scale bound the difference's tail
+        threshold = noise_threshold(FALSE_ALARM, coarse_part.size + fine_part.size, 0.0, max(s for s in scales if s))
+    return float(coarse_part.sum()) - float(fine_part.sum()) > threshold
 
 
 def _holds_most(fine: NoisyCounts, located: tuple[int, int], cells: float) -> bool:
@@ -232,13 +265,14 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
     coarse = counts.release(_histogram(values, coarse_edges, weights), coarse_budget,
                             query=f"bounds({name}): histogram over public buckets")
-    found = detect_range(coarse.values.astype(float), coarse.std)
+    coarse_laplace = laplace_scale_of(coarse)
+    found = detect_range(coarse.values.astype(float), coarse.std, laplace_scale=coarse_laplace)
     grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
     if found is None:
-        need = NormalDist().inv_cdf(1 - FALSE_ALARM / (len(COARSE_WINDOWS) * coarse.values.size)) * coarse.std
+        need = noise_threshold(FALSE_ALARM / (len(COARSE_WINDOWS) * coarse.values.size), 1, coarse.std, coarse_laplace)
         return LocatedBounds(None, "lost", f"no range of values stood clear of the noise over {grid}: a range "
                              f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
-    detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found)
+    detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found, coarse_laplace)
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
     if kind == Kind.FLOAT and found[0] == _ZERO_BUCKET:
         lower = 0.0  # no noisy mass below the zero bucket: its edge -2^-10 would write tiny negatives
@@ -254,7 +288,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
     fine = counts.release(_histogram(values, edges, weights), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
-    located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS)
+    fine_laplace = laplace_scale_of(fine)
+    located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS, fine_laplace)
     if (located is not None and fine.values.size - (located[1] - located[0] + 1) >= WIDE_OUTSIDE
             and _misses_mass(coarse, found, fine, located)):
         located = None  # the fine range does not hold what the coarse one did: refine nothing
@@ -266,9 +301,9 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     refined = []
     if located is not None:
         low, high = float(edges[located[0]]), float(edges[located[1] + 1])
-        if _shows_mass(fine.values[:located[0]][::-1], fine.std):  # mass the detection missed: keep the coarse bound
+        if _shows_mass(fine.values[:located[0]][::-1], fine.std, fine_laplace):  # mass the detection missed: keep the coarse bound
             low = lower
-        if _shows_mass(fine.values[located[1] + 1:], fine.std):
+        if _shows_mass(fine.values[located[1] + 1:], fine.std, fine_laplace):
             high = upper + 1 if kind == Kind.INTEGER else upper
         if low < first_end:
             lower = float(math.ceil(low)) if kind == Kind.INTEGER else low

@@ -203,3 +203,42 @@ def test_a_float_column_whose_lowest_bucket_is_the_zero_bucket_starts_at_zero():
         assert located.column.cuts[0] == 2.0**-10  # the zeros keep a bin of their own, [0, 2^-10)
     located, _ = _locate(np.concatenate([values, -values[:5000]]), Kind.FLOAT)
     assert located.column.lower < -9
+
+
+def test_pure_laplace_noise_over_the_coarse_grid_looks_like_mass_at_most_as_often_as_the_false_alarm_rate():
+    # A Gaussian threshold on discrete Laplace noise (pure DP) found "mass" in about one noisy
+    # histogram of nothing in five, and such a bucket far from the bulk set an absurd range.
+    import math
+
+    from synth.bounds import FALSE_ALARM, NUMERIC_EDGES, detect_range, noise_threshold
+
+    rng = np.random.default_rng(30)
+    scale = 5.0
+    p = math.exp(-1 / scale)
+    std = math.sqrt(2 * p) / (1 - p)
+    size = NUMERIC_EDGES.size - 1
+    alarms = 0
+    for _ in range(3000):
+        noise = (rng.geometric(1 - p, size) - rng.geometric(1 - p, size)).astype(float)  # discrete Laplace
+        alarms += detect_range(noise, std, laplace_scale=scale) is not None
+    assert alarms / 3000 <= 2 * FALSE_ALARM  # 0.0 here; with the Gaussian threshold 0.21
+    # one draw: the exact tail, P(X > t) <= alpha
+    t = noise_threshold(1e-3, 1, std, scale)
+    draws = (rng.geometric(1 - p, 2_000_000) - rng.geometric(1 - p, 2_000_000))
+    assert np.mean(draws > t) <= 1e-3 * 1.2
+    # a sum: the Chernoff bound holds, and is no more than twice the Gaussian threshold
+    t4 = noise_threshold(1e-3, 4, std, scale)
+    sums = (rng.geometric(1 - p, (500_000, 4)) - rng.geometric(1 - p, (500_000, 4))).sum(axis=1)
+    assert np.mean(sums > t4) <= 1e-3 and t4 < 2 * noise_threshold(1e-3, 4, std)
+
+
+def test_a_pure_dp_range_is_not_stretched_by_noise():
+    # 2,000 whole numbers in [0, 100] under pure DP at a small budget, over 200 seeds: with the
+    # Gaussian threshold on Laplace noise about one range in five reached octaves far above 100.
+    values = np.random.default_rng(31).integers(0, 101, 2000).astype(float)
+    stretched = 0
+    for seed in range(200):
+        counts = CountRelease(Accountant(Budget(10.0)), SeededNoise(seed), Neighbouring())
+        column = locate_bounds("x", values, Kind.INTEGER, counts, 0.1).column
+        stretched += column is not None and (column.upper > 300 or column.lower < -200)
+    assert stretched <= 4
