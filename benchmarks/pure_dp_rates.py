@@ -20,7 +20,9 @@ import real_tables as rt
 
 csv, seeds, label = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 original = rt.read_cells(csv)
-fails = collections.Counter(); exits = collections.Counter(); worst = {}
+fails: collections.Counter = collections.Counter()
+exits: collections.Counter = collections.Counter()
+worst: dict[str, float] = {}
 for seed in range(1, seeds + 1):
     out = csv.parent / f"{csv.stem}-{label}-{seed}"
     done = subprocess.run([sys.executable, "-m", "synth", "run", csv.name, "--epsilon", "1", "--delta", "0", "--seed", str(seed),
@@ -28,7 +30,8 @@ for seed in range(1, seeds + 1):
                           cwd=csv.parent, capture_output=True, text=True)
     exits[done.returncode] += 1
     if done.returncode:
-        print(seed, done.stderr[-200:]); continue
+        print(seed, done.stderr[-200:])
+        continue
     synthetic, domains, other = rt.read_release(out)
     findings, left = fr.release_findings(original, synthetic, domains, other)
     for check in {f.check for f in findings}:

@@ -191,7 +191,7 @@ def decode_column(column: Column, codes: np.ndarray, rng: np.random.Generator, o
         return pd.Series(pd.array(words[codes], dtype="str"))
     if column.kind == Kind.BOOLEAN:
         truth = codes == 1
-        if missing.any():
+        if column.missing:  # nullable whenever the column can be missing, so every chunk has one dtype
             return shaped(pd.Series(pd.arrays.BooleanArray(truth, missing)), column.kind, column.shape)
         return shaped(pd.Series(truth, dtype=bool), column.kind, column.shape)
     assert column.bins is not None and column.upper is not None  # a numeric column has bins and bounds
@@ -215,7 +215,7 @@ def draw_numbers(column: Column, low: np.ndarray, high: np.ndarray, ceiling: np.
     bin's part of a range, within the range's ``limits``."""
     if column.kind == Kind.INTEGER:
         values = rng.integers(low.astype(np.int64), high.astype(np.int64))
-        if missing.any():
+        if column.missing:  # nullable whenever the column can be missing, so every chunk has one dtype
             return pd.Series(pd.arrays.IntegerArray(values, missing))
         return pd.Series(values, dtype=np.int64)
     if column.kind == Kind.DATETIME:

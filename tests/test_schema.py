@@ -263,6 +263,11 @@ def test_round_trip_every_kind() -> None:
     assert report.counts("job").other == 1  # the OTHER label lies outside the list again
     full = np.array([[0, 0, 0, 0, 0], [9, 2, 6, 11, 1]])
     out = schema.decode(full, np.random.default_rng(1))
+    # the dtype follows the column (it can be missing), not the draw: every chunk of a table gets the same
+    assert out["age"].dtype == "Int64" and out["flag"].dtype == "boolean"
+    never_missing = Schema((Column("age", Kind.INTEGER, lower=0, upper=9, bins=10, missing=False),
+                            Column("flag", Kind.BOOLEAN, missing=False)))
+    out = never_missing.decode(np.array([[0, 0], [9, 1]]), np.random.default_rng(1))
     assert out["age"].dtype == np.int64 and out["flag"].dtype == bool
 
 
