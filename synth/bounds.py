@@ -4,25 +4,33 @@ Inside the privacy boundary (it reads private values, beside ``discovery``); it 
 noisy, charged histograms over public grids, and everything it decides is post-processing of
 those:
 
-1. **coarse**: a noisy histogram over a fixed public grid (octaves of magnitude for numbers, one
-   bucket per calendar year for dates) locates the range: the outermost runs of buckets whose
-   noisy count clears a threshold set from the noise alone (``detect_range``), so a lone outlier
-   does not move it, then grown over neighbour buckets that show mass next to it (``widen_range``:
-   a thin tail beside the bulk is kept);
+1. **coarse**: a noisy histogram over a fixed public grid (octaves of magnitude for numbers, with
+   no octaves between -1 and 1 for whole numbers, so 0 sits beside [1, 2); one bucket per
+   calendar year for dates) locates the range: the run of buckets with the most noisy mass
+   whose windows clear a threshold set from the noise alone (``detect_range``); a run set apart
+   from it by empty buckets must clear a far stricter one, so one noisy bucket octaves away does
+   not stretch the range. The range then grows over neighbour buckets that show mass
+   (``widen_range``), and while it holds clearly fewer values than the kind vote counted
+   (``cover_cells``). A column is taken as non-negative unless its negatives clear the strict
+   threshold (``_shows_negatives``): a sign is a claim about every value;
 2. **fine**: a noisy histogram over ``FINE_BUCKETS`` equal-width buckets inside that range (whole
-   numbers for integers, whole days for dates) locates the bounds again, finer than an octave or
-   a year: a 16-year span gets its 16 years, not 1024–2047. Runs of up to 64 buckets are tested,
-   so mass spread thinly is still seen, and a bound moves inward only inside the outermost coarse
-   bucket that showed mass and past fine buckets whose noisy mass, together, is not real.
+   numbers for integers, whole days for dates) locates the bulk again, finer than an octave or a
+   year (a 16-year span gets its 16 years, not 1024-2047). Beside the bulk, a tail is kept as far
+   as its summed noisy mass reaches (``_tail_reach``: loosely within the bulk's own width,
+   strictly beyond), or by the bulk's width when the range holds clearly fewer values than the
+   vote counted (``_keep_what_is_missed``). Where the bulk does not end abruptly
+   (``_is_abrupt``: a thinning tail, not a year column or a rating), room of ``GUARD`` times the
+   bulk's width is kept beyond the last mass seen, as an end bin of its own: at a budget where
+   each bucket's noise is a hundred rows, a tail holding 1 % of the values is invisible, and
+   cutting it would clip those values. The verdict says when such room was kept. A bound moves
+   inward only inside the outermost coarse bucket that showed mass.
 
-Bins follow the mass: cut points at noisy quantiles of the fine histogram (``quantile_cuts``),
-an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1
-flags, months), and a heavy zero gets a bin of its own (a count column that is mostly zeros keeps
-its zeros). A float range whose lowest bucket is the zero bucket [-2^-10, 2^-10) (the range did
-not grow below it: no noisy mass there) starts at 0, so a non-negative column gains no tiny
-negatives. Bounds are only ever placed where a noisy count showed mass: when the coarse stage
-finds nothing, the column is *lost* (no bounds are invented); when only the coarse stage does,
-its bounds are *rough*.
+Bins follow the mass: cut points at noisy quantiles of the fine buckets that saw mass
+(``quantile_cuts``), an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per
+value (ratings, 0/1 flags, months), and a heavy zero gets a bin of its own (a count column that is
+mostly zeros keeps its zeros). Bounds are only ever placed where a noisy count showed mass or
+beside it: when the coarse stage finds nothing, the column is *lost* (no bounds are invented);
+when only the coarse stage does, its bounds are *rough*.
 """
 
 from __future__ import annotations
@@ -47,20 +55,39 @@ DISCOVERED_BINS = 32
 EXACT_INTEGERS = 32  # integer columns with at most this many values keep one bin per value
 COARSE_SHARE = 0.5  # of a column's bounds budget, for the coarse stage (the gate); the fine stage gets the rest
 FALSE_ALARM = 0.01  # chance that pure noise makes a histogram look occupied somewhere
+ISOLATED_ALARM = 1e-5  # ... and occupied somewhere set apart from the bulk
 DAY = 86_400  # seconds
-WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass check is looser
-KEEP_ALARM = 0.1  # its chance that noise alone keeps a bound at the coarse edge
+WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass it misses is checked
 MIN_COVERAGE = 0.5  # a range holding less of the column's noisy cell count is lost
 HOLD_MARGIN = 3.0  # deviations below its noisy mass at which a fine range must still hold MIN_COVERAGE (the
 # range was chosen for its noisy mass, so that mass runs high: at 2, 1 % of noise-dominated runs
 # kept a range holding under half of the values)
 WIDEN_STEPS = 8  # coarse buckets a detected range may grow by on each side (``widen_range``)
 WIDEN_REACH = 4  # coarse buckets next to the range whose mass the widening test sums
+COVER_MARGIN = 1.5  # deviations by which a range's noisy mass must fall short of the vote's cells to grow
+TAIL_ALARM = 0.05  # chance that noise alone grows a fine range over empty buckets, within its own width a side
+FAR_ALARM = 1e-3  # ... and farther out
+EDGE_SHARE = 0.05  # the outermost share of a range's fine buckets, tested for an abrupt end (``_is_abrupt``)
+ABRUPT_SHARE = 0.5  # an abrupt end holds at least this share of the range's mean mass per bucket ...
+ABRUPT_MARGIN = 3.0  # ... and clears this many deviations of the noise
+GUARD = 1.0  # room kept beyond a range's last mass seen, where it thins out, as a share of its bulk's width
+GUARD_BUCKETS = 8  # ... when the mass seen spans at least this many fine buckets (fewer: the grid is too coarse to tell)
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
+# whole numbers: no octaves between -1 and 1 (they hold none), so 0 is a bucket [0, 1) beside [1, 2)
+INTEGER_EDGES = np.concatenate([-_POSITIVE_EDGES[10:][::-1], [0.0], _POSITIVE_EDGES[10:]])
 YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
-_ZERO_BUCKET = int(np.searchsorted(NUMERIC_EDGES, 0.0, side="right") - 1)  # [-2^-10, 2^-10)
+
+
+def coarse_grid(kind: Kind) -> np.ndarray:
+    """The public coarse grid of a kind: calendar years for dates, octaves for numbers."""
+    return {Kind.DATETIME: YEAR_EDGES, Kind.INTEGER: INTEGER_EDGES}.get(kind, NUMERIC_EDGES)
+
+
+def zero_bucket(kind: Kind) -> int:
+    """The coarse bucket holding 0: [-2^-10, 2^-10) for floats, [0, 1) for whole numbers."""
+    return int(np.searchsorted(coarse_grid(kind), 0.0, side="right") - 1)
 
 
 @dataclass(frozen=True)
@@ -106,8 +133,11 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
     the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
     with probability at most about ``FALSE_ALARM`` over all windows (``noise_threshold``: Gaussian,
     or discrete Laplace of ``laplace_scale``). Wider windows so find tails spread thinly over several
-    buckets, without being triggered by a heavy bucket found already. The range spans every
-    occupied bucket. Only noisy values are used.
+    buckets, without being triggered by a heavy bucket found already. The range spans the run of
+    occupied buckets with the most noisy mass and every other run that clears a far stricter
+    threshold (``ISOLATED_ALARM``): a run set apart from the bulk by empty buckets is where one
+    noisy bucket would otherwise stretch the range by many octaves, one histogram in a hundred.
+    Only noisy values are used.
     """
     widths = tuple(w for w in widths if w <= noisy.size)
     alpha = FALSE_ALARM / (len(widths) * noisy.size)
@@ -118,29 +148,84 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
             found[start:start + w] = True
     if not found.any():
         return None
+    runs = _runs(found)
+    bulk = max(runs, key=lambda run: float(noisy[run[0]:run[1] + 1].sum()))
+    strict = ISOLATED_ALARM / (len(widths) * noisy.size)
+    kept = [run for run in runs if run == bulk or float(noisy[run[0]:run[1] + 1].sum())
+            > noise_threshold(strict, run[1] - run[0] + 1, std, laplace_scale)]
+    return kept[0][0], kept[-1][1]
+
+
+def _runs(found: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of occupied buckets (first, last), joined across a gap no wider than two buckets or
+    the run before it (thin stretches inside a bulk are not gaps)."""
     occupied = np.nonzero(found)[0]
-    return int(occupied[0]), int(occupied[-1])
+    runs = [[int(occupied[0]), int(occupied[0])]]
+    for index in occupied[1:]:
+        if index - runs[-1][1] - 1 <= max(2, runs[-1][1] - runs[-1][0] + 1):
+            runs[-1][1] = int(index)
+        else:
+            runs.append([int(index), int(index)])
+    return [(first, last) for first, last in runs]
+
+
+def _shows_negatives(below: np.ndarray, std: float, laplace_scale: float | None = None) -> bool:
+    """Whether the coarse buckets below zero hold real mass: some window of 1, 2 or 4 of them
+    clears the strict ``ISOLATED_ALARM`` threshold. A sign is a claim about every value, so a
+    bucket of negatives found at the usual rate of noise (one histogram in a hundred) beside the
+    zeros of a count column must not give it negative values."""
+    for w in (w for w in COARSE_WINDOWS if w <= below.size):
+        sums = np.convolve(below.astype(float), np.ones(w), mode="valid")
+        if (sums > noise_threshold(ISOLATED_ALARM / (len(COARSE_WINDOWS) * max(below.size, 1)), w, std,
+                                   laplace_scale)).any():
+            return True
+    return False
 
 
 def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int],
-                laplace_scale: float | None = None) -> tuple[int, int]:
+                laplace_scale: float | None = None, floor: int = 0) -> tuple[int, int]:
     """``found`` grown bucket by bucket (at most ``WIDEN_STEPS`` a side) while the buckets next
-    to it (the first 1, 2 or 4, up to ``WIDEN_REACH``) show mass (``_shows_mass``, at
+    to it (the first 1, 2 or 4, up to ``WIDEN_REACH``) show mass (``_tail_reach``, at
     ``FALSE_ALARM``). ``detect_range`` guards against noise anywhere on the grid, so a neighbour
     octave holding a third of a small table's rows can fail it; tested right next to a range
     already found, the same mass clears a test of three sums only. The fine stage may still trim
-    a bucket added here when it shows no mass."""
+    a bucket added here when it shows no mass. It does not grow below bucket ``floor``."""
     first, last = found
     for _ in range(WIDEN_STEPS):
-        if first > 0 and _shows_mass(noisy[max(first - WIDEN_REACH, 0):first][::-1], std, laplace_scale):
+        if first > floor and _tail_reach(noisy[max(first - WIDEN_REACH, floor):first][::-1], std, WIDEN_REACH,
+                                     laplace_scale, FALSE_ALARM):
             first -= 1
         else:
             break
     for _ in range(WIDEN_STEPS):
-        if last < noisy.size - 1 and _shows_mass(noisy[last + 1:last + 1 + WIDEN_REACH], std, laplace_scale):
+        if last < noisy.size - 1 and _tail_reach(noisy[last + 1:last + 1 + WIDEN_REACH], std, WIDEN_REACH,
+                                                 laplace_scale, FALSE_ALARM):
             last += 1
         else:
             break
+    return first, last
+
+
+def cover_cells(noisy: np.ndarray, std: float, found: tuple[int, int], cells: float, cells_std: float,
+                floor: int = 0) -> tuple[int, int]:
+    """``found`` grown bucket by bucket (at most ``WIDEN_STEPS`` in all) while it holds clearly
+    fewer values than the kind vote counted (``cells``, of noise deviation ``cells_std``): what it
+    misses exceeds ``COVER_MARGIN`` deviations of the difference. Each step takes the side whose
+    next ``WIDEN_REACH`` buckets hold more noisy mass, and stops when neither holds any. A count
+    column that is mostly zeros, with a tenth of its values spread over 1-14, so keeps its tail:
+    no octave of it clears the noise alone, but the vote says the values are there. It does not
+    grow below bucket ``floor``."""
+    first, last = found
+    for _ in range(WIDEN_STEPS):
+        held = float(noisy[first:last + 1].sum())
+        spread = math.sqrt(cells_std**2 + (last - first + 1) * std**2)
+        if cells - held <= COVER_MARGIN * spread:
+            break
+        below = float(noisy[max(first - WIDEN_REACH, floor):first].sum()) if first > floor else -math.inf
+        above = float(noisy[last + 1:last + 1 + WIDEN_REACH].sum()) if last < noisy.size - 1 else -math.inf
+        if max(below, above) <= 0:
+            break
+        first, last = (first - 1, last) if below > above else (first, last + 1)
     return first, last
 
 
@@ -199,26 +284,62 @@ def _bounds_column(name: str, kind: Kind, lower: float, upper: float, cuts: list
 def _zero_cuts(kind: Kind, coarse: NoisyCounts, lower: float, upper: float, threshold: float) -> list[float]:
     """Cuts that give zero a bin of its own when the coarse zero bucket is heavy (it holds exactly
     the zeros of an integer column, and the values within 2^-10 of zero of a float one)."""
-    if kind == Kind.DATETIME or not lower <= 0.0 <= upper or coarse.values[_ZERO_BUCKET] < threshold:
+    if kind == Kind.DATETIME or not lower <= 0.0 <= upper or coarse.values[zero_bucket(kind)] < threshold:
         return []
-    if kind == Kind.INTEGER:
-        return [0.0, 1.0]
-    return [0.0, float(NUMERIC_EDGES[_ZERO_BUCKET + 1])]
+    return [0.0, float(coarse_grid(kind)[zero_bucket(kind) + 1])]
 
 
-def _shows_mass(outside: np.ndarray, std: float, laplace_scale: float | None = None) -> bool:
-    """Whether the buckets just outside a detected range (``outside``, ordered from the range's
-    edge outward) hold real mass: the noisy sum of the first k of them clears the noise of that
-    sum for some k in 1, 2, 4, ... or all of them (so cutting them off would clip real values).
-    Over a wide outside (``WIDE_OUTSIDE`` buckets or more) the test is looser (``KEEP_ALARM``):
-    keeping a coarse bound by mistake there only widens the end bin, while clipping a thin tail
-    loses real values; over a few buckets (a rating's 6 and 7) a mistake would invent values."""
-    spans = sorted({2**i for i in range(int(math.log2(outside.size)) + 1)} | {outside.size}) if outside.size else []
-    if not spans:
-        return False
-    alarm = FALSE_ALARM if outside.size < WIDE_OUTSIDE else KEEP_ALARM
+def _tail_reach(outside: np.ndarray, std: float, near: int, laplace_scale: float | None = None,
+                near_alarm: float = TAIL_ALARM) -> int:
+    """How many of the buckets just outside a detected range (``outside``, ordered from the range's
+    edge outward) a tail of real mass reaches: the largest k among 1, 2, 4, ... and all of them
+    whose noisy sum over the first k clears the noise of that sum (0 when none does).
+
+    A tail beside the bulk is expected, and clipping it loses real values, so within ``near``
+    buckets (the bulk's own width: the range then at most triples) the test is loose
+    (``near_alarm``, ``TAIL_ALARM`` unless given); farther out it is strict (``FAR_ALARM``), so noise
+    alone seldom stretches a 16-year range over a whole octave of years."""
+    if not outside.size:
+        return 0
+    spans = sorted({2**i for i in range(int(math.log2(outside.size)) + 1)} | {outside.size})
+    near_spans = [k for k in spans if k <= near]
+    far_spans = [k for k in spans if k > near]
     sums = np.cumsum(outside.astype(float))
-    return any(sums[k - 1] > noise_threshold(alarm / len(spans), k, std, laplace_scale) for k in spans)
+    reach = 0
+    for group, alarm in ((near_spans, near_alarm), (far_spans, FAR_ALARM)):
+        for k in group:
+            if sums[k - 1] > noise_threshold(alarm / len(group), k, std, laplace_scale):
+                reach = k
+    return reach
+
+
+def _is_abrupt(edge: np.ndarray, bulk: np.ndarray, std: float) -> bool:
+    """Whether the outermost buckets of a detected range (``edge``) end the bulk abruptly: they
+    hold, noisily, at least ``ABRUPT_SHARE`` of the bulk's mean mass per bucket without its heaviest
+    (a spike of zeros does not set it) and clear ``ABRUPT_MARGIN`` deviations (a year column, a rating, ages from 50),
+    rather than a tail thinning out below what the noise lets the histogram see (lab values,
+    prices, waiting times)."""
+    mass = float(edge.sum())
+    typical = (float(bulk.sum()) - float(bulk.max())) / (bulk.size - 1) if bulk.size > 1 else float(bulk.sum())
+    return (mass >= ABRUPT_SHARE * typical * edge.size
+            and mass >= ABRUPT_MARGIN * std * math.sqrt(edge.size))
+
+
+def _keep_what_is_missed(noisy: np.ndarray, std: float, located: tuple[int, int], cells: float,
+                         cells_std: float) -> tuple[int, int]:
+    """``located`` grown once on a side by its own width (at most to the grid's end) when the range
+    holds clearly fewer values than the vote counted (short by ``COVER_MARGIN`` deviations of the
+    difference) and the buckets beyond that side hold more positive noisy mass than the other's: a
+    thin tail that no window cleared stays in, and a mistake at most triples the range."""
+    first, last = located
+    held = float(noisy[first:last + 1].sum())
+    if cells - held <= COVER_MARGIN * math.sqrt(cells_std**2 + (last - first + 1) * std**2):
+        return located
+    below, above = float(noisy[:first].sum()), float(noisy[last + 1:].sum())
+    if max(below, above) <= 0:
+        return located
+    reach = last - first + 1
+    return (max(first - reach, 0), last) if below > above else (first, min(last + reach, noisy.size - 1))
 
 
 def _misses_mass(coarse: NoisyCounts, found: tuple[int, int], fine: NoisyCounts, located: tuple[int, int]) -> bool:
@@ -251,7 +372,8 @@ def _integer_range(lower: float, upper: float) -> tuple[float, float]:
 
 
 def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float,
-                  cells: float | None = None, weights: np.ndarray | None = None) -> LocatedBounds:
+                  cells: float | None = None, weights: np.ndarray | None = None,
+                  cells_std: float = 0.0) -> LocatedBounds:
     """Bounds and bins of a numeric or datetime column from ``values`` (its readable cells, as
     floats; datetimes in seconds), spending ``budget`` on two noisy histograms.
 
@@ -259,7 +381,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     range whose noisy mass holds less than ``MIN_COVERAGE`` of it is lost (most values would be
     clipped into its end bins), and said so; a fine range holding less is not used (the coarse
     bounds stay). ``weights``: the rows each value stands for (distinct values from a backend)."""
-    coarse_edges = YEAR_EDGES if kind == Kind.DATETIME else NUMERIC_EDGES
+    coarse_edges = coarse_grid(kind)
     finite = np.isfinite(values)
     values, weights = values[finite], None if weights is None else weights[finite]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
@@ -268,17 +390,26 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     coarse_laplace = laplace_scale_of(coarse)
     found = detect_range(coarse.values.astype(float), coarse.std, laplace_scale=coarse_laplace)
     grid = "calendar years" if kind == Kind.DATETIME else "octaves of magnitude"
+    text = seconds_to_iso if kind == Kind.DATETIME else number_text
     if found is None:
         need = noise_threshold(FALSE_ALARM / (len(COARSE_WINDOWS) * coarse.values.size), 1, coarse.std, coarse_laplace)
         return LocatedBounds(None, "lost", f"no range of values stood clear of the noise over {grid}: a range "
                              f"needs roughly {need:.0f} rows at this budget. Give lower and upper in a profile.")
-    detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found, coarse_laplace)
+    # no noisy mass found below the bucket of zero: the column is taken as non-negative, and the
+    # range does not grow below zero (a float's zero bucket starts at -2^-10: no tiny negatives)
+    non_negative = kind != Kind.DATETIME and not _shows_negatives(coarse.values[:zero_bucket(kind)], coarse.std,
+                                                                   coarse_laplace)
+    floor = zero_bucket(kind) if non_negative else 0
+    if non_negative:
+        found = max(found[0], floor), max(found[1], floor)
+    detected, found = found, widen_range(coarse.values.astype(float), coarse.std, found, coarse_laplace, floor)
+    if cells is not None:
+        found = cover_cells(coarse.values.astype(float), coarse.std, found, cells, cells_std, floor)
     lower, upper = float(coarse_edges[found[0]]), float(coarse_edges[found[1] + 1])
-    if kind == Kind.FLOAT and found[0] == _ZERO_BUCKET:
-        lower = 0.0  # no noisy mass below the zero bucket: its edge -2^-10 would write tiny negatives
+    if non_negative:
+        lower = max(lower, 0.0)
     held = float(np.maximum(coarse.values[found[0]:found[1] + 1], 0).sum())
     if cells is not None and cells > 0 and held < MIN_COVERAGE * cells:
-        text = seconds_to_iso if kind == Kind.DATETIME else number_text
         return LocatedBounds(None, "lost", (
             f"the range that stood clear of the noise, [{text(lower)}, {text(upper)}), holds about {held / cells:.0%} "
             f"of its values (noisy); the rest are spread too thinly for this budget. Give lower and upper in a "
@@ -290,38 +421,73 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     fine_laplace = laplace_scale_of(fine)
     located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS, fine_laplace)
+    room: list[str] = []
+    if located is not None:
+        first, last = located
+        strict = fine.values[first:last + 1].astype(float)
+        edge = max(1, round(EDGE_SHARE * strict.size))
+        guarded = strict.size >= GUARD_BUCKETS
+        strict_width = float(edges[last + 1] - edges[first])
+        if guarded and not _is_abrupt(strict[:edge], strict, fine.std):
+            room.append("lower")
+        if guarded and not _is_abrupt(strict[-edge:], strict, fine.std):
+            room.append("upper")
+        first -= _tail_reach(fine.values[:first][::-1], fine.std, strict.size, fine_laplace)
+        last += _tail_reach(fine.values[last + 1:], fine.std, strict.size, fine_laplace)
+        located = first, last
+        if cells is not None:
+            located = _keep_what_is_missed(fine.values.astype(float), fine.std, located, cells, cells_std)
     if (located is not None and fine.values.size - (located[1] - located[0] + 1) >= WIDE_OUTSIDE
             and _misses_mass(coarse, found, fine, located)):
         located = None  # the fine range does not hold what the coarse one did: refine nothing
     if located is not None and cells is not None and not _holds_most(fine, located, cells):
         located = None  # refining might keep less than half of the column's values: refine nothing
+    if located is None:
+        first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
+        cuts = _cuts(kind, fine.values[first:stop], edges[first:stop + 1], coarse, lower, upper, fine.std)
+        return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough",
+                             f"bounds located only to the {grid}")
+    first, last = located
+    seen_low, seen_high = float(edges[first]), float(edges[last + 1])  # where the fine buckets saw mass
+    low = seen_low - GUARD * strict_width if "lower" in room and first > 0 else seen_low
+    high = seen_high + GUARD * strict_width if "upper" in room and last < fine.values.size - 1 else seen_high
+    bulk = fine.values[first:last + 1].astype(float)
+    if non_negative:
+        low = max(low, 0.0)
     # the fine stage only moves a bound inside the outermost coarse bucket that showed mass: a tail
     # too thin for the fine buckets is still in the range (capital gains of 100-99,999 beside zeros)
     first_end, last_start = float(coarse_edges[detected[0] + 1]), float(coarse_edges[detected[1]])
     refined = []
-    if located is not None:
-        low, high = float(edges[located[0]]), float(edges[located[1] + 1])
-        if _shows_mass(fine.values[:located[0]][::-1], fine.std, fine_laplace):  # mass the detection missed: keep the coarse bound
-            low = lower
-        if _shows_mass(fine.values[located[1] + 1:], fine.std, fine_laplace):
-            high = upper + 1 if kind == Kind.INTEGER else upper
-        if low < first_end:
-            lower = float(math.ceil(low)) if kind == Kind.INTEGER else low
-            refined.append("lower")
-        if high > last_start:
-            upper = float(math.ceil(high) - 1) if kind == Kind.INTEGER else high
-            refined.append("upper")
-        if kind == Kind.INTEGER:
-            upper = max(upper, lower + 1)
-    verdict = "located" if refined else "rough"
-    detail = (f"{' and '.join(refined)} bound located inside the range" if refined
-              else f"bounds located only to the {grid}")
-    first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
-    window, window_edges = fine.values[first:stop], edges[first:stop + 1]  # the fine buckets starting in [lower, upper]
+    if low < first_end:
+        lower = float(math.floor(low)) if kind == Kind.INTEGER else low
+        refined.append("lower")
+    if high > last_start:
+        upper = float(math.ceil(high) - 1) if kind == Kind.INTEGER else high
+        refined.append("upper")
+    if kind == Kind.INTEGER:
+        upper = max(upper, lower + 1)
+    if not refined:
+        first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
+        cuts = _cuts(kind, fine.values[first:stop], edges[first:stop + 1], coarse, lower, upper, fine.std)
+        return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough",
+                             f"bounds located only to the {grid}")
+    # bins follow the mass seen; the room kept for a thin tail beyond it is an end bin of its own
+    cuts = _cuts(kind, bulk, edges[first:last + 2], coarse, lower, upper, fine.std)
+    cuts += [c for c in (seen_low, seen_high) if lower < c < upper]
+    detail = f"{' and '.join(refined)} bound located inside the range"
+    kept = [side for side in room if side in refined]
+    if kept:
+        detail += (f"; mass seen over [{text(seen_low)}, {text(seen_high)}), with room kept beyond it for a "
+                   f"{' and '.join(kept)} tail thinner than the noise")
+    return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "located", detail)
+
+
+def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts, lower: float,
+          upper: float, std: float) -> list[float]:
+    """Inner bin edges from the noisy fine buckets of ``window`` (``quantile_cuts``; whole numbers
+    unless float), with a bin of its own for a heavy zero (``_zero_cuts``)."""
     cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS) if window.size else []
     if kind != Kind.FLOAT:
         cuts = [float(math.floor(c)) for c in cuts]
     mass = float(np.maximum(window, 0).sum())
-    cuts += _zero_cuts(kind, coarse, lower, upper, max(mass / DISCOVERED_BINS, 3 * coarse.std))
-    return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), verdict, detail)
-
+    return cuts + _zero_cuts(kind, coarse, lower, upper, max(mass / DISCOVERED_BINS, 3 * coarse.std))

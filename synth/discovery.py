@@ -101,13 +101,15 @@ class Finding:
 class Vote:
     """A column's kind, the noisy count of its cells of that kind (None: not voted), whether its
     missing cells stood clear of the noise (a column not voted keeps its missing code), and the
-    noisy count of all its cells that are not missing, with that count's noise deviation."""
+    noisy count of all its cells that are not missing, with that count's noise deviation; and the
+    noise deviation of ``cells``."""
 
     kind: Kind
     cells: float | None = None
     missing: bool = True
     present: float | None = None
     present_std: float = 0.0
+    cells_std: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -344,10 +346,11 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
-        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, **present)
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, **present, cells_std=std)
+    cells_std = std * math.sqrt(len(votes[first]))
     if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
-        return Vote(Kind.FLOAT, total[first], missing, **present)
-    return Vote(first, total[first], missing, **present)
+        return Vote(Kind.FLOAT, total[first], missing, **present, cells_std=cells_std)
+    return Vote(first, total[first], missing, **present, cells_std=cells_std)
 
 
 def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
@@ -478,7 +481,7 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
                                    cells.weights)
                 left -= left * SHAPE_SHARE
             values, _ = parse_values(cells.values, kind, missing_markers, shape)
-            located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights)
+            located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights, vote.cells_std)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
         if column is not None:
             columns[name] = replace(column, missing=vote.missing, shape=shape)
