@@ -97,6 +97,18 @@ class LocatedBounds:
     column: Column | None
     verdict: str  # "located", "rough" or "lost"
     detail: str  # what was found, or what it would take, in words for the console
+    short: float | None = None  # the noisy share of the vote's cells it holds, when clearly short of them
+
+
+def _short_of(part: np.ndarray, std: float, cells: float | None, cells_std: float) -> float | None:
+    """The share of the vote's ``cells`` that the noisy buckets ``part`` hold, when clearly short
+    of them (by ``COVER_MARGIN`` deviations of the difference), else None."""
+    if cells is None or cells <= 0:
+        return None
+    held = float(part.sum())
+    if cells - held <= COVER_MARGIN * math.sqrt(cells_std**2 + part.size * std**2):
+        return None
+    return max(held, 0.0) / cells
 
 
 def noise_threshold(alpha: float, count: int, std: float, laplace_scale: float | None = None) -> float:
@@ -443,10 +455,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if located is not None and cells is not None and not _holds_most(fine, located, cells):
         located = None  # refining might keep less than half of the column's values: refine nothing
     if located is None:
-        first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
-        cuts = _cuts(kind, fine.values[first:stop], edges[first:stop + 1], coarse, lower, upper, fine.std)
-        return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough",
-                             f"bounds located only to the {grid}")
+        return _rough(name, kind, lower, upper, edges, fine, coarse, grid, cells, cells_std)
     first, last = located
     seen_low, seen_high = float(edges[first]), float(edges[last + 1])  # where the fine buckets saw mass
     low = seen_low - GUARD * strict_width if "lower" in room and first > 0 else seen_low
@@ -467,10 +476,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if kind == Kind.INTEGER:
         upper = max(upper, lower + 1)
     if not refined:
-        first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
-        cuts = _cuts(kind, fine.values[first:stop], edges[first:stop + 1], coarse, lower, upper, fine.std)
-        return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough",
-                             f"bounds located only to the {grid}")
+        return _rough(name, kind, lower, upper, edges, fine, coarse, grid, cells, cells_std)
     # bins follow the mass seen; the room kept for a thin tail beyond it is an end bin of its own
     cuts = _cuts(kind, bulk, edges[first:last + 2], coarse, lower, upper, fine.std)
     cuts += [c for c in (seen_low, seen_high) if lower < c < upper]
@@ -479,7 +485,29 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if kept:
         detail += (f"; mass seen over [{text(seen_low)}, {text(seen_high)}), with room kept beyond it for a "
                    f"{' and '.join(kept)} tail thinner than the noise")
+    inside = fine.values[np.searchsorted(edges[:-1], lower, side="left"):
+                         np.searchsorted(edges[:-1], upper, side="right")].astype(float)
+    short = _short_of(inside, fine.std, cells, cells_std)
+    if short is not None:  # the vote says values lie outside: they are clipped into the end bins
+        return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough", (
+            f"{detail}; it holds about {short:.0%} of the column's values (noisy): the rest, spread too thinly "
+            "to be seen, are written into its end bins"), short)
     return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "located", detail)
+
+
+def _rough(name: str, kind: Kind, lower: float, upper: float, edges: np.ndarray, fine: NoisyCounts,
+           coarse: NoisyCounts, grid: str, cells: float | None, cells_std: float) -> LocatedBounds:
+    """The coarse range [lower, upper] when the fine stage refined nothing, binned by the fine
+    buckets inside it, with the share of the vote's cells it holds when clearly short of them."""
+    first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
+    window = fine.values[first:stop]
+    cuts = _cuts(kind, window, edges[first:stop + 1], coarse, lower, upper, fine.std)
+    short = _short_of(window.astype(float), fine.std, cells, cells_std)
+    detail = f"bounds located only to the {grid}"
+    if short is not None:
+        detail += (f"; they hold about {short:.0%} of the column's values (noisy): the rest, spread too thinly to "
+                   "be seen, are written into the end bins")
+    return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough", detail, short)
 
 
 def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts, lower: float,

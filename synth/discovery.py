@@ -59,13 +59,13 @@ from synth.cells import (
     text_counts,
     weighted_bincount,
 )
-from synth.column import DEFAULT_OTHER_LABEL, Column
+from synth.column import DEFAULT_OTHER_LABEL, Column, number_text
 from synth.curator import CountRelease
 from synth.errors import BudgetError
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.privacy import CountNoise, split_budget
 from synth.progress import Progress
-from synth.textshape import TextShape
+from synth.textshape import TextShape, numbers_inside
 from synth.unmodelled import UNIQUE_SHARE, UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 MAX_DISCOVERED_CATEGORIES = 1000
@@ -483,6 +483,15 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
             values, _ = parse_values(cells.values, kind, missing_markers, shape)
             located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights, vote.cells_std)
             column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
+            if column is not None and _writes_one_value(column, shape) and (
+                    located.short is not None or (vote.cells is not None and _whole(column))):
+                held = f", about {located.short:.0%} of its cells (noisy)" if located.short is not None else ""
+                near = number_text(column.lower)
+                column, finding = None, Finding(name, kind, "lost", (
+                    f"only values near {near} stood clear of the noise{held}; written alone "
+                    "they would make a constant of a column that is not one (its other values are too thin to see "
+                    "at this budget). Give lower and upper in a profile, or spend more (--epsilon, "
+                    "discovery_share)."))
         if column is not None:
             columns[name] = replace(column, missing=vote.missing, shape=shape)
         findings[name] = finding
@@ -498,6 +507,22 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
                 columns[name] = replace(column, missing=votes[name].missing)
     ordered = {name: columns[name] for name in kinds if name in columns}
     return Discovery(ordered, tuple(findings[name] for name in kinds), tuple(first_pass) if reserve > 0 else ())
+
+
+def _writes_one_value(column: Column, shape: TextShape) -> bool:
+    """Whether a float column's range holds a single number of the decimals it is written with
+    (a range found only around the zeros of a column whose other values were too thin to see).
+    Such a range is lost when it is clearly short of the vote's cells, or when its one number is
+    whole while the vote found numbers with decimals (a column of one value 0.7 may be real)."""
+    if column.kind != Kind.FLOAT or shape.decimals is None or column.lower is None or column.upper is None:
+        return False
+    return numbers_inside(column.lower, column.upper, shape.decimals) <= 1
+
+
+def _whole(column: Column) -> bool:
+    """Whether a float column's range holds only a whole number: the vote found numbers with
+    decimals in it, so a range around one whole number missed them."""
+    return column.lower is not None and column.upper is not None and math.ceil(column.lower) <= column.upper
 
 
 def _may_be_identifier(name: str, kind: Kind, vote: Vote) -> bool:

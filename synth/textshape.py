@@ -129,6 +129,12 @@ def _grid_span(low: np.ndarray | float, high: np.ndarray | float, decimals: int)
     return first, last
 
 
+def numbers_inside(lower: float, upper: float, decimals: int) -> int:
+    """How many numbers of ``decimals`` decimals lie inside [lower, upper]."""
+    first, last = _grid_span(lower, upper, decimals)
+    return max(int(round((float(last) - float(first)) * 10.0**decimals)) + 1, 0)
+
+
 def rounded_inside(values: np.ndarray, low: np.ndarray, ceiling: np.ndarray, decimals: int,
                    limits: tuple[float, float]) -> np.ndarray:
     """``values`` rounded to ``decimals``, every one: each is the number of that many decimals
