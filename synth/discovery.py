@@ -486,7 +486,7 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
             if column is not None and _writes_one_value(column, shape) and (
                     located.short is not None or (vote.cells is not None and _whole(column))):
                 held = f", about {located.short:.0%} of its cells (noisy)" if located.short is not None else ""
-                near = number_text(column.lower)
+                near = number_text(column.lower or 0.0)
                 column, finding = None, Finding(name, kind, "lost", (
                     f"only values near {near} stood clear of the noise{held}; written alone "
                     "they would make a constant of a column that is not one (its other values are too thin to see "
