@@ -65,6 +65,7 @@ HOLD_MARGIN = 3.0  # deviations below its noisy mass at which a fine range must 
 WIDEN_STEPS = 8  # coarse buckets a detected range may grow by on each side (``widen_range``)
 WIDEN_REACH = 4  # coarse buckets next to the range whose mass the widening test sums
 COVER_MARGIN = 1.5  # deviations by which a range's noisy mass must fall short of the vote's cells to grow
+SHORT_MARGIN = 3.0  # ... and to be called rough for it, with the share it holds (a claim, so surer)
 TAIL_ALARM = 0.05  # chance that noise alone grows a fine range over empty buckets, within its own width a side
 FAR_ALARM = 1e-3  # ... and farther out
 EDGE_SHARE = 0.05  # the outermost share of a range's fine buckets, tested for an abrupt end (``_is_abrupt``)
@@ -101,12 +102,12 @@ class LocatedBounds:
 
 
 def _short_of(part: np.ndarray, std: float, cells: float | None, cells_std: float) -> float | None:
-    """The share of the vote's ``cells`` that the noisy buckets ``part`` hold, when clearly short
-    of them (by ``COVER_MARGIN`` deviations of the difference), else None."""
+    """The share of the vote's ``cells`` that the noisy buckets ``part`` hold, when surely short
+    of them (by ``SHORT_MARGIN`` deviations of the difference), else None."""
     if cells is None or cells <= 0:
         return None
     held = float(part.sum())
-    if cells - held <= COVER_MARGIN * math.sqrt(cells_std**2 + part.size * std**2):
+    if cells - held <= SHORT_MARGIN * math.sqrt(cells_std**2 + part.size * std**2):
         return None
     return max(held, 0.0) / cells
 
@@ -483,8 +484,9 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     detail = f"{' and '.join(refined)} bound located inside the range"
     kept = [side for side in room if side in refined]
     if kept:
-        detail += (f"; mass seen over [{text(seen_low)}, {text(seen_high)}), with room kept beyond it for a "
-                   f"{' and '.join(kept)} tail thinner than the noise")
+        tails = "lower and upper tails" if len(kept) == 2 else f"a {kept[0]} tail"
+        detail += (f"; mass seen over [{text(seen_low)}, {text(seen_high)}), with room kept beyond it for {tails} "
+                   "thinner than the noise")
     inside = fine.values[np.searchsorted(edges[:-1], lower, side="left"):
                          np.searchsorted(edges[:-1], upper, side="right")].astype(float)
     short = _short_of(inside, fine.std, cells, cells_std)
