@@ -160,3 +160,19 @@ def test_a_left_over_count_is_bought_only_when_it_can_change_the_decision():
     assert left_over_std_to_buy(LeftOver(1500.0, 250.0), 5000.0) is None  # surely above 3 %
     assert left_over_std_to_buy(LeftOver(100.0, 37.0), 5000.0) is None  # as precise as the target
     assert left_over_std_to_buy(LeftOver(0.0, 250.0), -5.0) is None  # no present cells to speak of
+
+
+def test_no_left_over_count_is_bought_for_a_list_that_surely_misses_much():
+    # Like flchain's `chapter`: 7,874 rows, 5,700 blank, two values found and 40 % of the present
+    # cells in rarer ones. The free estimate (σ ≈ 240) cannot rule 3 % out on 2,200 cells, and a
+    # count precise enough would cost half the reserve; the vote's text cell (one cell, σ ≈ 100)
+    # shows the list surely misses more than 3 %, so nothing is bought.
+    rows = ["Circulatory"] * 745 + ["Neoplasms"] * 567 + [f"rare{i % 20}" for i in range(860)] + [""] * 5702
+    df = pd.DataFrame({"v": rows})
+    bought = 0
+    for seed in range(60):
+        counts = _counts(seed)
+        column = discover_columns(df, {"v": None}, counts, BUDGET, DELTA, SILENT, reserve=RESERVE).columns["v"]
+        assert not column.complete
+        bought += any(e.query.startswith("left over") for e in counts.accountant.ledger)
+    assert bought <= 1
