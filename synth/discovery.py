@@ -81,6 +81,7 @@ ROUGH_COVERAGE = 0.5  # found categories holding less of a voted text column's c
 COMPLETE_SHARE = 0.03  # a category list is complete when what it leaves is surely below this share of cells ...
 COMPLETE_MARGIN = 2.0  # ... by this many deviations of the left-over estimate (see ``complete_list``)
 LEFT_OVER_RESERVE = 0.5  # at most this share of the reserve buys direct counts of the cells a list leaves
+PRICE_STEPS = 4  # ... each priced at a power of 2^(1/PRICE_STEPS) (at most 19 % above its need)
 VOTE_WEIGHT = 1.0
 UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what it needs
 DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.25,
@@ -320,8 +321,8 @@ def discover_categories(name: str, series: pd.Series, counts: CountRelease, budg
     so that the combined estimate has σ = 3 %·P / 4
     (``left_over_std_to_buy``): P[complete] is then Φ(2) ≈ 97.7 % when nothing was missed, 75 %
     at 1 % missed, 25 % at 2 %, 2.3 % at 3 % and 0.02 % at 4 % (200 seeded 5,000-row trials:
-    98 %, 76 %, 30 %, 2.5 %, 0.5 % at 5 %). At ε = 1 (ρ ≈ 0.0144) such a count costs about
-    ρ = 3e-4 (2 % of the whole budget) at 5,000 rows, 1.3e-4 at 8,000, 2e-5 at 20,000, and is not
+    98.5 %, 77 %, 32 %, 2.5 %, 0.5 % at 5 %). At ε = 1 (ρ ≈ 0.0144) such a count costs about
+    ρ = 3.5e-4 (2.5 % of the whole budget) at 5,000 rows, 1.3e-4 at 8,000, 2e-5 at 20,000, and is not
     bought once the free estimate is precise enough (about 30,000 rows and up).
     """
     cells = vote.cells if vote is not None else None
@@ -617,11 +618,12 @@ def _settle_open_lists(table: CountingTable, open_lists: Mapping[str, Found], vo
                        counts: CountRelease, budget: float, missing_markers: Sequence[str]) -> list[float]:
     """Buy a direct noisy count of the cells left over (``count_left_over``) for each located list
     whose completeness the released counts leave undecided (``left_over_std_to_buy``), priced to
-    the deviation it needs, all together at most ``budget`` (scaled down alike when they need
+    the deviation it needs (rounded up to a power of 2^(1/4), so that one person's cell does not
+    move the price), all together at most ``budget`` (scaled down alike when they need
     more; a count that could then no longer make its list complete is not bought). Each list is
     judged again on both estimates combined; ``columns`` and ``findings`` are updated. Returns
     the budgets spent."""
-    wanted: dict[str, tuple[float, float]] = {}  # name -> (deviation to buy, its budget)
+    wanted: dict[str, tuple[float, float]] = {}  # name -> (deviation bought, its budget)
     for name, found in open_lists.items():
         column, vote = columns[name], votes[name]
         assert isinstance(column, Column) and column.categories is not None
@@ -630,7 +632,10 @@ def _settle_open_lists(table: CountingTable, open_lists: Mapping[str, Found], vo
             continue
         std = left_over_std_to_buy(left, vote.present, text_left_over(vote, found, len(column.categories)))
         if std is not None:
-            wanted[name] = std, counts.budget_for_std(std)
+            need = counts.budget_for_std(std)
+            # rounded up to a power of 2^(1/4): a neighbour's noisy counts, one apart, give the same price
+            price = 2.0 ** (math.ceil(math.log2(need) * PRICE_STEPS) / PRICE_STEPS)
+            wanted[name] = std * math.sqrt(need / price), price
     if not wanted or not budget > 0:
         return []
     costs = [cost for _, cost in wanted.values()]
