@@ -1,9 +1,10 @@
 """Drafting a profile from the data itself; every domain it writes is data-derived.
 
 ``draft_profile`` writes a starting point for a person to review: kinds read from the cells,
-category lists and bounds read from the values, how values are written (decimals, boolean words,
-date only, day order), id and text columns where a column holds (nearly)
-one value per row. Its domains are marked ``data-derived``: they were read from private rows, and
+category lists and bounds read from the values (an integer column of at most ``DRAFT_BINS``
+values gets one bin per value; other numbers get cuts at their quantiles, a value holding more
+than one bin's share a bin of its own), how values are written (decimals, boolean words, date only,
+day order), id and text columns where a column holds (nearly) one value per row. Its domains are marked ``data-derived``: they were read from private rows, and
 the saved file says so in comments (``synth.profile``). Publishing them is not differentially
 private, so a person must replace them with public knowledge (or knowingly set
 ``accept_data_derived_domains = true``). A draft never fails because of a value.
@@ -35,7 +36,8 @@ from synth.schema import Schema
 from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
-DRAFT_BINS = 32
+DRAFT_BINS = 32  # bins of a drafted number column: one per value up to this many values, else quantile cuts
+DAY = 86_400  # seconds
 DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
 DRAFT_EPSILON = 1.0
 DRAFT_DELTA = 1e-9
@@ -89,17 +91,44 @@ def _draft_column(name: str, series: pd.Series, kind: Kind, markers: tuple[str, 
     else:
         lower, upper = float(values.min()), float(values.max())
     if upper <= lower:  # every value the same: a column of one value
-        return Column(name, kind, lower=lower, upper=lower, bins=1, missing=has_missing, source=derived, shape=shape)
-    if kind == Kind.INTEGER:
-        bins = int(min(upper - lower + 1, DRAFT_BINS))
-    elif kind == Kind.DATETIME:
-        bins = int(min(upper - lower, DRAFT_BINS))
-    else:
-        bins = DRAFT_BINS
-    try:
-        return Column(name, kind, lower=lower, upper=upper, bins=bins, missing=has_missing, source=derived, shape=shape)
-    except SchemaError:  # bounds too close together in floating point for many bins
         return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived, shape=shape)
+    cuts = drafted_cuts(values, kind, lower, upper, whole_days=bool(shape.date_only))
+    try:
+        return Column(name, kind, lower=lower, upper=upper, cuts=tuple(cuts) or None, bins=None if cuts else 1,
+                      missing=has_missing, source=derived, shape=shape)
+    except SchemaError:  # bins too close together in floating point
+        return Column(name, kind, lower=lower, upper=upper, bins=1, missing=has_missing, source=derived, shape=shape)
+
+
+def drafted_cuts(values: np.ndarray, kind: Kind, lower: float, upper: float, whole_days: bool = False) -> list[float]:
+    """Inner bin edges for a drafted number or date column of ``values`` in [lower, upper].
+
+    An integer column of at most ``DRAFT_BINS`` distinct values gets one bin per value (cuts at v
+    and v + 1; the integers between two values, if any, share a bin), so no value the column
+    never holds is drawn in place of one it does. Otherwise the cuts are the ``DRAFT_BINS``-quantiles
+    (whole numbers for integers, whole seconds for dates, whole days for dates without a time),
+    so bins are narrow where the values are (a skewed column is not 32 equal-width bins), and a
+    value holding more than one bin's share of the values gets a bin of its own.
+    """
+    if values.size == 0:  # a placeholder range: one bin
+        return []
+    distinct, counts = np.unique(values, return_counts=True)
+    if kind == Kind.INTEGER and distinct.size <= DRAFT_BINS:
+        cuts = set(distinct.tolist()) | set((distinct + 1).tolist())
+        return sorted(c for c in cuts if lower < c <= upper)
+    cuts = set(np.quantile(values, np.arange(1, DRAFT_BINS) / DRAFT_BINS, method="inverted_cdf").tolist())
+    heavy = distinct[counts > values.size / DRAFT_BINS]
+    if kind == Kind.INTEGER:  # [v, v + 1): v alone
+        following = heavy + 1
+    else:  # [v, the next value): v alone
+        following = distinct[np.minimum(np.searchsorted(distinct, heavy) + 1, distinct.size - 1)]
+    cuts |= set(heavy.tolist()) | set(following.tolist())
+    unit = DAY if kind == Kind.DATETIME and whole_days else 1.0
+    if kind != Kind.FLOAT:  # whole numbers, seconds or days: a value v is at or above a cut q when v >= ceil(q)
+        cuts = {float(np.ceil(c / unit) * unit) for c in cuts}
+    if kind == Kind.DATETIME:
+        return sorted(c for c in cuts if lower < c < upper)
+    return sorted(c for c in cuts if lower < c <= upper)
 
 
 def propose_missing_markers(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> tuple[str, ...]:
@@ -123,7 +152,8 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
     """A profile for a person to review, with every domain read from ``df`` (marked data-derived).
 
     Kinds come from ``infer_kinds``; categories are the distinct values (at most the 1000 most
-    frequent, sorted); numeric bounds are the observed minimum and maximum, with at most 32 bins.
+    frequent, sorted); numeric bounds are the observed minimum and maximum, with bins from
+    ``drafted_cuts`` (one per value for integers of at most 32 values, else cut at quantiles).
     A column of (nearly) one value per row is drafted as ``id`` (with its keys' shape) or ``text``,
     and none of its values is written.
     A column with no values gets a placeholder domain. The draft budget is epsilon = 1, delta = 1e-9.
