@@ -1,22 +1,32 @@
-"""Drafting a profile from the data itself; every domain it writes is data-derived.
+"""Drafting a profile for a person to review: under DP (first choice), or read from the data.
 
-``draft_profile`` writes a starting point for a person to review: kinds read from the cells,
+``draft_profile_under_dp`` finds each column's kind, domain and shape with the discovery a release
+without a profile uses (``synth.describer.draft_domains``), spending a stated share of the budget
+(``PROFILE_SHARE`` by default: a release's ``discovery_share`` plus its ``discovery_reserve``), and
+writes them as ``dp-estimated`` with the domains found, beside a ``[dp_draft]`` record of what it
+spent (``synth.profile.DpDraft``). A release made with that profile charges the record first and
+spends the rest: the two steps are one end-to-end DP release.
+
+``draft_profile`` (second choice) reads everything from the rows: kinds read from the cells,
 category lists and bounds read from the values (an integer column of at most ``DRAFT_BINS``
 values gets one bin per value; other numbers get cuts at their quantiles, a value holding more
 than one bin's share a bin of its own), how values are written (decimals, boolean words, date only,
-day order), id and text columns where a column holds (nearly) one value per row. Its domains are marked ``data-derived``: they were read from private rows, and
-the saved file says so in comments (``synth.profile``). Publishing them is not differentially
-private, so a person must replace them with public knowledge (or knowingly set
-``accept_data_derived_domains = true``). A draft never fails because of a value.
+day order), id and text columns where a column holds (nearly) one value per row. Its domains are
+marked ``data-derived``: they were read from private rows, and the saved file says so in comments
+(``synth.profile``). Publishing them is not differentially private, so a person must replace them
+with public knowledge (or knowingly set ``accept_data_derived_domains = true``). A draft never
+fails because of a value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from synth.backends.base import CountingTable
 from synth.cells import (
     FIRST_SECOND,
     LAST_SECOND,
@@ -29,14 +39,18 @@ from synth.cells import (
     text_counts,
 )
 from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
+from synth.describer import draft_domains
 from synth.errors import SchemaError
 from synth.kinds import DomainSource, Kind
-from synth.profile import DRAFT_MAX_CATEGORIES, Profile
+from synth.profile import DRAFT_MAX_CATEGORIES, DpDraft, Profile
+from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 DRAFT_BINS = 32  # bins of a drafted number column: one per value up to this many values, else quantile cuts
+PROFILE_SHARE = 0.2  # of the budget, for a draft under DP: a release's discovery_share + discovery_reserve (0.1 + 0.1)
 DAY = 86_400  # seconds
 DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
 DRAFT_EPSILON = 1.0
@@ -165,3 +179,49 @@ def draft_profile(df: pd.DataFrame, missing_markers: Sequence[str] = ("",)) -> P
     kinds = infer_kinds(df, markers)
     columns = [_draft_column(str(name), df[name], kind, markers) for name, kind in kinds.items()]
     return Profile(schema=Schema.ordered(columns, markers), epsilon=DRAFT_EPSILON, delta=DRAFT_DELTA)
+
+
+@dataclass(frozen=True)
+class DpDraftResult:
+    """A profile drafted under DP, the findings per column (noisy facts: safe to print), the
+    verdict line and public notes."""
+
+    profile: Profile
+    findings: str
+    verdict: str
+    notes: tuple[str, ...]
+
+
+def draft_profile_under_dp(data: pd.DataFrame | CountingTable, epsilon: float,
+                           delta: float = DEFAULT_DELTA_WITHOUT_PROFILE, *, share: float = PROFILE_SHARE,
+                           seed: int | None = None, missing_markers: Sequence[str] = ("",),
+                           kinds: Mapping[str, Kind | str] | None = None, data_file: str | None = None,
+                           neighbouring: str = "add-remove", accounting: str | None = None,
+                           progress: Progress = SILENT) -> DpDraftResult:
+    """A profile for a person to review, its kinds, domains and shapes found under DP.
+
+    The budget is (``epsilon``, ``delta``) (accounted as a release would: zCDP when delta > 0,
+    unless ``accounting`` says otherwise); the draft spends at most ``share`` of it, half on a first
+    look at every column and half, only if needed, on a second look at text columns (the profile's
+    ``discovery_share`` and ``discovery_reserve``), with the discovery a release without a profile
+    uses. Every column found is written ``dp-estimated`` with its domain; a column found lost is
+    left out (named in the file's comments). The profile's ``[dp_draft]`` records the budget, what
+    was spent, the ledger, the data's header and ``data_file`` (its name) and each column's verdict:
+    a release with the profile charges that ledger first and spends the rest. ``seed``: seeded
+    noise (test mode), recorded as such and not written into the profile.
+    """
+    base = Profile(schema=None, epsilon=epsilon, delta=delta, seed=seed, neighbouring=neighbouring,
+                   accounting=accounting, discovery_share=share / 2, discovery_reserve=share / 2,
+                   missing_markers=tuple(missing_markers))
+    found = draft_domains(data, base, progress, kinds)
+    discovery = found.discovery
+    columns = [c if isinstance(c, UnmodelledColumn) else replace(c, source=DomainSource.DP_ESTIMATED)
+               for c in discovery.columns.values()]  # a boolean's kind and labels were voted too
+    draft = DpDraft(
+        budget=found.accountant.budget_dict(), spent=found.accountant.spent(), ledger=found.accountant.ledger,
+        share=share, columns=tuple(c.name for c in columns if c.source == DomainSource.DP_ESTIMATED),
+        data_columns=found.columns, data_file=data_file, neighbouring=neighbouring, noise=found.noise,
+        verdicts={f.name: f.verdict for f in discovery.findings}, details={f.name: f.detail for f in discovery.findings},
+    )
+    profile = replace(base, schema=Schema.ordered(columns, base.missing_markers), seed=None, dp_draft=draft)
+    return DpDraftResult(profile, discovery.table(), discovery.verdict_line(), found.notes)
