@@ -131,7 +131,7 @@ def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None
         if epsilon is None:
             raise BudgetError(
                 "no privacy budget: pass --epsilon (e.g. --epsilon 1) or a profile that sets one "
-                "(`synth profile DATA -o profile.toml` drafts it)."
+                "(`synth profile DATA --epsilon 1 -o profile.toml` drafts one under DP)."
             )
         base = Profile(schema=None, epsilon=epsilon,
                        delta=DEFAULT_DELTA_WITHOUT_PROFILE if delta is None else delta)

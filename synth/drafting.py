@@ -41,7 +41,7 @@ from synth.cells import (
 from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
 from synth.describer import draft_domains
-from synth.errors import SchemaError
+from synth.errors import ProfileError, SchemaError
 from synth.kinds import DomainSource, Kind
 from synth.profile import DRAFT_MAX_CATEGORIES, DpDraft, Profile
 from synth.progress import SILENT, Progress
@@ -210,6 +210,9 @@ def draft_profile_under_dp(data: pd.DataFrame | CountingTable, epsilon: float,
     a release with the profile charges that ledger first and spends the rest. ``seed``: seeded
     noise (test mode), recorded as such and not written into the profile.
     """
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share < 1:
+        raise ProfileError(f"the share of the budget a draft under DP may spend (--share) must be a number strictly "
+                           f"between 0 and 1, e.g. 0.2; got {share!r}.")
     base = Profile(schema=None, epsilon=epsilon, delta=delta, seed=seed, neighbouring=neighbouring,
                    accounting=accounting, discovery_share=share / 2, discovery_reserve=share / 2,
                    missing_markers=tuple(missing_markers))

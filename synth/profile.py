@@ -621,7 +621,7 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
     """
     p = Path(path)
     if not p.is_file():
-        raise InputFileError(f"no profile at {p}; check the path (`synth profile DATA -o FILE` drafts one).")
+        raise InputFileError(f"no profile at {p}; check the path (`synth profile DATA --epsilon E -o FILE` drafts one under DP).")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

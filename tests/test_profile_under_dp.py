@@ -182,6 +182,9 @@ def test_draft_profile_from_python_and_the_data_derived_draft_second(capsys, tmp
     assert code == 0 and "DATA-DERIVED" in out and "--epsilon" in out
     code, _, err = run_cli(capsys, "profile", str(table_csv), "--seed", "1", "-o", str(tmp_path / "e.toml"))
     assert_clean_error(code, err, "--epsilon")
+    code, _, err = run_cli(capsys, "profile", str(table_csv), "--epsilon", "1", "--share", "1.5", "-o",
+                           str(tmp_path / "f.toml"))
+    assert_clean_error(code, err, "--share")
     assert "--epsilon" in run_cli(capsys, "profile", "--help")[1]
 
 
