@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _HOMES = {  # public name -> the module that defines it
-    **dict.fromkeys(("RunResult", "describe", "evaluate", "resolve_profile", "run"), "synth.api"),
+    **dict.fromkeys(("RunResult", "describe", "draft_profile", "evaluate", "resolve_profile", "run"), "synth.api"),
     **dict.fromkeys(("Description", "load_description", "save_description"), "synth.description"),
-    "draft_profile": "synth.drafting",
     "SynthError": "synth.errors",
     **dict.fromkeys(("FittedModel", "fit", "generate", "load_model"), "synth.generate"),
     **dict.fromkeys(("Profile", "load_profile", "save_profile"), "synth.profile"),
@@ -36,9 +35,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the names as if imported here
-    from synth.api import RunResult, describe, evaluate, resolve_profile, run
+    from synth.api import RunResult, describe, draft_profile, evaluate, resolve_profile, run
     from synth.description import Description, load_description, save_description
-    from synth.drafting import draft_profile
     from synth.errors import SynthError
     from synth.generate import FittedModel, fit, generate, load_model
     from synth.profile import Profile, load_profile, save_profile

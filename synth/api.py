@@ -23,9 +23,11 @@ import numpy as np
 import pandas as pd
 
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
+from synth.describer import check_draft_data, make_accountant, stopped_after_spending
 from synth.describer import describe as _describe
-from synth.describer import stopped_after_spending
 from synth.description import Description, load_description, save_description
+from synth.drafting import PROFILE_SHARE, draft_profile_under_dp
+from synth.drafting import draft_profile as _draft_from_data
 from synth.errors import BudgetError, ModelFileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
@@ -35,7 +37,7 @@ from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
 from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
-from synth.tableio import parquet_available, read_table, write_table, write_table_chunks
+from synth.tableio import parquet_available, read_table, read_table_chunks, write_table, write_table_chunks
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
@@ -129,7 +131,7 @@ def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None
         if epsilon is None:
             raise BudgetError(
                 "no privacy budget: pass --epsilon (e.g. --epsilon 1) or a profile that sets one "
-                "(`synth profile DATA -o profile.toml` drafts it)."
+                "(`synth profile DATA --epsilon 1 -o profile.toml` drafts one under DP)."
             )
         base = Profile(schema=None, epsilon=epsilon,
                        delta=DEFAULT_DELTA_WITHOUT_PROFILE if delta is None else delta)
@@ -137,6 +139,27 @@ def resolve_profile(profile: ProfileLike = None, *, epsilon: float | None = None
         base = profile if isinstance(profile, Profile) else load_profile(profile)
     return base.with_overrides(epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
+
+
+def check_before_reading(data: DataLike, profile: Profile) -> None:
+    """The checks a release with a profile drafted under DP makes before reading the data: its
+    budget covers what the draft spent and leaves some (``make_accountant``), and a local data file
+    has the name and header (read from its first line alone) of the one the draft read. A DataFrame,
+    or a table elsewhere, has its header checked when it is opened."""
+    draft = profile.dp_draft
+    if draft is None:
+        return
+    make_accountant(profile, False)
+    if isinstance(data, (str, os.PathLike)):
+        path = Path(os.fspath(data))
+        header = draft.data_columns
+        if path.is_file():
+            chunks = read_table_chunks(path, 1, profile.missing_markers)
+            try:
+                header = tuple(str(c) for c in next(chunks).columns)
+            finally:
+                chunks.close()
+        check_draft_data(draft, header, path.name)
 
 
 def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
@@ -166,6 +189,7 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
     """
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
+    check_before_reading(data, resolved)
     result = _describe(load_data(data, resolved), resolved, progress, kinds)
     if report_to is not None:
         for line in result.notes:
@@ -189,6 +213,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     # a bad budget or profile is refused before the output folder is made
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
+    check_before_reading(data, resolved)
     out.mkdir(parents=True, exist_ok=True)
     kept = model_path("description.json").name
     names = ["synthetic.csv", "description.json", kept, "manifest.json"]
@@ -225,6 +250,40 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"
     return RunResult(synthetic, count, description, files)
+
+
+def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, epsilon: float | None = None,
+                  delta: float | None = None, share: float = PROFILE_SHARE, seed: int | None = None,
+                  kinds: KindsLike = None, progress: Progress = SILENT,
+                  report_to: TextIO | None = sys.stderr) -> Profile:
+    """A release profile for a person to review, for the table ``data`` (a DataFrame or a file).
+
+    With ``epsilon``: drafted **under DP** (``synth.drafting.draft_profile_under_dp``): kinds,
+    domains and shapes found from noisy counts with at most ``share`` of the budget (``epsilon``,
+    ``delta``; default delta 1e-9), written as dp-estimated with the domains found, and a record of
+    what was spent, which ``run`` or ``describe`` with the profile charges first (they spend the
+    rest, so the two steps stay within the budget). The findings per column and notes go to
+    ``report_to``. Without ``epsilon``: every domain is read from the data (``synth.drafting.
+    draft_profile``), marked data-derived: not DP, to be replaced with public knowledge.
+    """
+    if epsilon is None:
+        if delta is not None or seed is not None or kinds:
+            raise BudgetError("delta, seed and kinds apply to a profile drafted under DP; give epsilon too (e.g. "
+                              "epsilon=1.0), or leave them out for a draft read from the data (not DP).")
+        frame = data if isinstance(data, pd.DataFrame) else read_table(os.fspath(data), missing_markers)
+        assert isinstance(frame, pd.DataFrame)  # a plain path is read into memory
+        return _draft_from_data(frame, missing_markers)
+    base = Profile(schema=None, epsilon=epsilon, delta=DEFAULT_DELTA_WITHOUT_PROFILE if delta is None else delta,
+                   missing_markers=tuple(missing_markers))  # a bad budget is refused before reading
+    data_file = Path(os.fspath(data)).name if isinstance(data, (str, os.PathLike)) else None
+    result = draft_profile_under_dp(load_data(data, base), base.epsilon, base.delta, share=share, seed=seed,
+                                    missing_markers=missing_markers, kinds=kinds, data_file=data_file,
+                                    progress=progress)
+    if report_to is not None:
+        print(f"domains found under DP, per column:\n{result.findings}", file=report_to)
+        for line in (*result.notes, result.verdict):
+            print(f"note: {line}", file=report_to)
+    return result.profile
 
 
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,

@@ -111,11 +111,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="reproducible noise (test mode)")
     _add_common(p)
 
-    p = sub.add_parser("profile", help="draft a release profile from a table, for a person to review")
+    p = sub.add_parser(
+        "profile", help="draft a release profile for a person to review: under DP with --epsilon (recommended), "
+        "else read from the data (not DP)",
+        description="Draft a release profile for a person to review. With --epsilon, each column's kind, domain "
+        "and shape are found under DP with a share of that budget (--share), written as dp-estimated, and the "
+        "profile records what was spent: `synth run DATA --profile FILE` charges it first and spends the rest, so "
+        "the release stays end-to-end DP. Without --epsilon (second choice), every domain is read from the data "
+        "and marked data-derived: not DP, to be replaced with public knowledge before a release.")
     p.add_argument("data", type=Path, help="CSV or Parquet file")
     p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
+    p.add_argument("--epsilon", type=number, help="the release's whole privacy budget (> 0): draft under DP, spending "
+                   "--share of it; the run with the profile spends the rest")
+    p.add_argument("--delta", type=number, help=f"privacy budget delta in [0, {MAX_DELTA:g}] of the release (with "
+                   f"--epsilon; default {DEFAULT_DELTA_WITHOUT_PROFILE:g}; 0: pure DP, text columns then need a profile)")
+    p.add_argument("--share", type=number, default=None, metavar="SHARE",
+                   help="share of the budget the draft under DP may spend (default 0.2: the 10 %% a release without a "
+                        "profile spends on domains plus its 10 %% reserve for a second look at text columns)")
+    p.add_argument("--seed", type=int, help="reproducible noise for tests/benchmarks (with --epsilon; never share "
+                   "the result, and give the run a seed too)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing, e.g. '<NULL>' (repeatable; empty cells always are)")
+    _add_backend(p)
     _add_common(p)
 
     p = sub.add_parser("describe", help="measure a private table under DP and write the Description (JSON)")
@@ -195,6 +212,10 @@ def _summarise_run(result: RunResult) -> None:
     print(f"privacy spent: epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g} "
           f"({result.description.neighbouring}); domains: "
           + ", ".join(sorted(set(result.description.domain_sources.values()))))
+    steps = result.description.privacy.get("steps") or []
+    if steps:
+        print("of which " + "; ".join(f"{step['step']}: epsilon={step['spent']['epsilon']:.6g} on its own "
+                                      f"({step['ledger_entries']['count']} ledger entries)" for step in steps))
 
 
 def _warn_if_seeded(description: Description) -> None:
@@ -224,17 +245,48 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
 
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
-    from synth.drafting import draft_profile
+    from synth import api
+    from synth.errors import BudgetError
     from synth.profile import save_profile
-    from synth.tableio import read_table
 
-    check_writable(args.out, args.force)
+    check_writable(args.out, args.force)  # before anything is read or spent
     markers = _markers(args)
-    profile = draft_profile(read_table(args.data, markers), missing_markers=markers)
+    if args.epsilon is None:
+        if args.delta is not None or args.share is not None or args.seed is not None:
+            raise BudgetError("--delta, --share and --seed apply to a draft under DP; give --epsilon too (the "
+                              "release's whole budget, e.g. --epsilon 1), or leave them out for a draft read from "
+                              "the data (not DP).")
+        profile = api.draft_profile(args.data, markers)
+        save_profile(profile, args.out, force=args.force)
+        if not args.quiet:
+            print(f"wrote a DATA-DERIVED draft profile to {args.out}: its domains were read from the data without "
+                  "noise, so a release with them is NOT differentially private. Review them, replace them with public "
+                  "knowledge and mark them source = \"public\". Better: draft it under DP, `synth profile "
+                  f"{args.data} --epsilon 1 -o {args.out}` (a share of the release's budget, charged by the run).")
+        return
+    from synth.drafting import PROFILE_SHARE
+
+    source = _source(args, progress)
+    try:
+        profile = api.draft_profile(source, markers, epsilon=args.epsilon, delta=args.delta,
+                                    share=PROFILE_SHARE if args.share is None else args.share, seed=args.seed,
+                                    progress=progress, report_to=None if args.quiet else sys.stderr)
+    finally:
+        source.close()
     save_profile(profile, args.out, force=args.force)
+    assert profile.dp_draft is not None
+    if profile.dp_draft.seeded:
+        print("warning: this profile was drafted with a seed (--seed), so its noise is reproducible and it carries NO "
+              "privacy guarantee; a release with it carries none either. For tests and benchmarks only (the profile "
+              "records that it was seeded, never the seed).", file=sys.stderr)
     if not args.quiet:
-        print(f"wrote a draft profile to {args.out}. Its domains were read from the data: review them, "
-              "replace them with public knowledge, then mark them source = \"public\".")
+        spent, budget = profile.dp_draft.spent, profile.dp_draft.budget
+        amount = f"epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g}"
+        if spent.get("rho") is not None:
+            amount = f"rho={spent['rho']:.6g} of {budget['rho']:.6g} ({amount} on its own)"
+        print(f"wrote a profile drafted under DP to {args.out}; spent {amount} of the budget epsilon={profile.epsilon:g}, "
+              f"delta={profile.delta:g} (share {profile.dp_draft.share:g}). Review it (edits are public knowledge), then "
+              f"`synth run {args.data} --profile {args.out} -o release/` charges that first and spends the rest.")
 
 
 def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:

@@ -6,7 +6,9 @@ and how: notion, budget, spent (ε, δ, ρ), neighbouring relation (under ``repl
 is published), domain, kind and shape provenance (``shape_sources``: where each column's labels,
 format, decimals, dayfirst, date_only or key template came from; null for an older release),
 whether the noise was seeded (a seeded release carries no privacy guarantee at all, and says so),
-and the software version.
+and the software version. A release made with a profile drafted under DP (``synth profile
+--epsilon``) is one release of two steps: ``steps`` lists the draft and the release, each with what
+it spent on its own and its ledger entries, and ``spent`` is their total, within the one budget.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ def guarantee_statement(description: Description) -> str:
         if spent.get("rho") is not None:
             parts.append(f" (accounted as {spent['rho']:.6g}-zCDP, converted to (ε, δ))")
         parts.append(".")
+    steps = description.privacy.get("steps") or []
+    if steps:
+        parts.append(" That total covers " + " and ".join(_step_text(step) for step in steps) + ".")
     if not description.end_to_end_dp:
         derived = [n for n, s in description.domain_sources.items() if s == DomainSource.DATA_DERIVED.value]
         shaped = [n for n, keys in (description.shape_sources or {}).items()
@@ -61,6 +66,14 @@ def guarantee_statement(description: Description) -> str:
         parts.append(" Under the replace relation the exact number of rows is published as part of the release: "
                      "only the rows' contents are protected.")
     return "".join(parts)
+
+
+def _step_text(step: dict[str, Any]) -> str:
+    what = {"profile draft": "drafting the release profile under DP (its kinds, domains and shapes)",
+            "release": "the release's own measurements"}.get(step["step"], step["step"])
+    entries = step["ledger_entries"]
+    return (f"{what}, epsilon = {step['spent']['epsilon']:.6g} on its own (ledger entries {entries['first']} to "
+            f"{entries['first'] + entries['count'] - 1})")
 
 
 def build_manifest(description: Description, description_path: Path, outputs: list[Path]) -> dict[str, Any]:
@@ -78,6 +91,8 @@ def build_manifest(description: Description, description_path: Path, outputs: li
             "row_count_published": description.neighbouring == "replace",
             "privacy_guarantee": not description.seeded,
             "ledger_entries": len(description.ledger),
+            "steps": [{"step": s["step"], "spent": s["spent"], "ledger_entries": s["ledger_entries"]}
+                      for s in description.privacy.get("steps") or []] or None,
             "end_to_end_dp": description.end_to_end_dp,
             "domain_sources": description.domain_sources,
             "kind_sources": description.privacy.get("kind_sources"),

@@ -82,11 +82,12 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "backends/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable"}),
                   "counting backends, inside the boundary: they read the private rows where they are and hand "
                   "only exact counts (distinct cells, distinct code rows) to discovery and the curator"),
-    "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate"),
-    "cli.py": (frozenset({"read_table"}), "`synth profile` reads the data to draft a profile"),
+    "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate "
+               "(and to draft a profile)"),
     "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
                     "draft_profile proposes domains from the data, marked data-derived (refused in a "
-                    "release unless accepted, and then flagged not end-to-end DP)"),
+                    "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
+                    "through the describer's discovery instead"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
