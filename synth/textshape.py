@@ -2,7 +2,7 @@
 
 A ``TextShape`` is public metadata of one column, beside its kind and domain: it comes from a
 profile (``decimals``, ``labels``, ``format``, ``dayfirst``), or from a noisy vote over the cells'
-shapes during discovery (``synth.discovery.vote_shape``), never from an exact read of the data
+shapes during discovery (``synth.votes.vote_shape``), never from an exact read of the data
 unless the column is marked data-derived. It governs two things:
 
 * reading: a datetime column's cells are parsed with its ``format`` when one is given, else with

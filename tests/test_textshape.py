@@ -12,7 +12,7 @@ import pytest
 
 from synth.cells import datetime_to_seconds, parse_values
 from synth.curator import CountRelease
-from synth.discovery import vote_shape
+from synth.votes import vote_shape
 from synth.errors import SchemaError
 from synth.kinds import Kind
 from synth.neighbours import Neighbouring

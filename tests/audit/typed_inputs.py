@@ -33,7 +33,7 @@ import pandas as pd
 from auditing import log_likelihood_ratio
 from cases import DELTA, EPSILON, Sample, spent_claim
 
-from synth import cells, discovery, encoding
+from synth import cells, discovery, encoding, votes
 from synth.backends.base import CountingTable, MemoryTable
 from synth.backends.source import TableSource
 from synth.curator import CountRelease, NoisyCounts
@@ -190,7 +190,7 @@ def _mutation(name: str, attribute: str, replacement: Callable[[Any], Any]) -> N
     @contextlib.contextmanager
     def applied() -> Iterator[None]:
         original = getattr(cells, attribute)
-        holders = [module for module in (cells, discovery, encoding) if getattr(module, attribute, None) is original]
+        holders = [module for module in (cells, discovery, encoding, votes) if getattr(module, attribute, None) is original]
         for module in holders:
             setattr(module, attribute, replacement(original))
         try:
@@ -227,9 +227,9 @@ def _vote(pair: TypedPair, frame: pd.DataFrame, source: NoiseSource) -> tuple[Re
     accountant = Accountant(Budget(EPSILON))
     counts = RecordingRelease(accountant, source)
     if pair.vote is None:
-        discovery.vote_kind("x", frame["x"], counts, EPSILON)
+        votes.vote_kind("x", frame["x"], counts, EPSILON)
     else:
-        discovery.vote_shape("x", frame["x"], pair.vote, counts, EPSILON)
+        votes.vote_shape("x", frame["x"], pair.vote, counts, EPSILON)
     return counts, accountant
 
 
