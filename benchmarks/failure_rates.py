@@ -23,6 +23,11 @@ in a run when:
   has (measure: the most decimals written);
 * **constant** — every synthetic cell is the same (blank included) where the original's are not.
 
+Beside the checks, the report gives, over every numeric or date column discovery judged *located*
+in every run, the median share of real values its range clips and how many of those column-runs
+clip more than 0.5 % (issue 30's target for located ranges; rough ones say in their verdict that
+their tails may be cut).
+
 A run fails **exit** when it exits non-zero. **Left out** (not a failure, for reading the rest):
 columns of the original that are not in the release. Identifier and free-text columns synth leaves
 out of the model on purpose are not checked.
@@ -75,6 +80,7 @@ class RunFindings:
     findings: list[Finding] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     error: str = ""
+    located_clipped: dict[str, float] = field(default_factory=dict)  # share of real values outside a located range
 
 
 # --- the checks on one column --------------------------------------------------------------------
@@ -151,6 +157,28 @@ def release_findings(original: pd.DataFrame, synthetic: pd.DataFrame, domains: d
     return findings, left_out
 
 
+def clipped_share(original: pd.Series, domain: dict) -> float:
+    """The share of the original's values outside a numeric or date column's released [lower, upper]."""
+    convert = rt.as_seconds if domain["kind"] == "datetime" else rt.as_numbers
+    lower, upper = convert(pd.Series([str(domain["lower"]), str(domain["upper"])]))
+    real = convert(original)
+    real = real[~np.isnan(real)]
+    return float(((real < lower) | (real > upper)).mean()) if real.size else 0.0
+
+
+def located_clipped(original: pd.DataFrame, domains: dict[str, dict], verdicts: dict[str, str]) -> dict[str, float]:
+    """For each numeric or date column discovery judged *located*, the share of real values its range clips
+    (issue 30's target: at most 0.5 % per column, median at most 0.1 %)."""
+    return {name: clipped_share(original[name], domain) for name, domain in domains.items()
+            if domain["kind"] in NUMERIC_KINDS and verdicts.get(name) == "located" and name in original.columns}
+
+
+def release_verdicts(out: Path) -> dict[str, str]:
+    """Discovery's verdict per column (located, rough or lost), from the release's Description."""
+    description = json.loads((out / "description.json").read_text(encoding="utf-8"))
+    return description.get("privacy", {}).get("domain_verdicts", {})
+
+
 # --- running the seeds ---------------------------------------------------------------------------
 
 def first_error(notes: list[str]) -> str:
@@ -169,6 +197,7 @@ def table_runs(table: rt.Table, epsilon: float, seeds: Sequence[int]) -> tuple[p
         if run.exit == 0:
             synthetic, domains, other_label = rt.read_release(run.out)
             result.findings, result.left_out = release_findings(original, synthetic, domains, other_label)
+            result.located_clipped = located_clipped(original, domains, release_verdicts(run.out))
         else:
             result.error = first_error(run.notes)
         runs.append(result)
@@ -203,8 +232,19 @@ def check_cell(runs: Sequence[RunFindings], check: str) -> str:
     return f"{failures}/{len(runs)} ({worst}: {failing_runs(runs, check, worst)}" + (f", {shown})" if shown else ")")
 
 
-TABLE_HEAD = ["| table | ε | rows × cols | exit ≠ 0 | " + " | ".join(CHECKS) + " | left out (most) | seconds per run |",
-              "| --- | ---: | --- | ---: | " + " | ".join("---" for _ in CHECKS) + " | --- | ---: |"]
+TABLE_HEAD = ["| table | ε | rows × cols | exit ≠ 0 | " + " | ".join(CHECKS)
+              + " | located ranges: clipped (median; over 0.5 %) | left out (most) | seconds per run |",
+              "| --- | ---: | --- | ---: | " + " | ".join("---" for _ in CHECKS) + " | --- | --- | ---: |"]
+
+
+def clipped_cell(runs: Sequence[RunFindings]) -> str:
+    """Over every located numeric column of every run: the median share of real values clipped, and
+    how many column-runs clip more than 0.5 %."""
+    shares = [share for r in runs for share in r.located_clipped.values()]
+    if not shares:
+        return "—"
+    over = sum(share > 0.005 for share in shares)
+    return f"{float(np.median(shares)):.2%}; {over}/{len(shares)}"
 
 
 def table_row(name: str, epsilon: float, original: pd.DataFrame, runs: Sequence[RunFindings]) -> str:
@@ -213,7 +253,7 @@ def table_row(name: str, epsilon: float, original: pd.DataFrame, runs: Sequence[
     seconds = float(np.median([r.seconds for r in runs]))
     return (f"| {name} | {epsilon:g} | {len(original):,} × {original.shape[1]} | {len(failed)}/{len(runs)} | "
             + " | ".join(check_cell(runs, c) for c in CHECKS)
-            + f" | {', '.join(left) or '—'} | {seconds:.1f} |")
+            + f" | {clipped_cell(runs)} | {', '.join(left) or '—'} | {seconds:.1f} |")
 
 
 def column_lines(name: str, epsilon: float, original: pd.DataFrame, runs: Sequence[RunFindings]) -> list[str]:
@@ -249,7 +289,9 @@ def report(results: Sequence[tuple[str, float, pd.DataFrame, list[RunFindings]]]
         "--accept-rough-domains -o OUT` as a fresh process, seeds 1..N; checks in benchmarks/failure_rates.py "
         "(coverage: range misses the real 0.5–99.5 % quantiles; wide: range > 3× the real span; other: `<OTHER>` "
         "in a column whose values were all released; sign: negatives the original lacks; bounds: values outside "
-        "the release's own range; decimals: more than the input's; constant: one value where the input has more). "
+        "the release's own range; decimals: more than the input's; constant: one value where the input has more; "
+        "located ranges: over every numeric column discovery called located, the median share of real values "
+        "its range clips and the column-runs clipping over 0.5 %). "
         "Cells: failing runs / runs (worst column: its failing runs, its worst measure).\n",
         *TABLE_HEAD,
         *(table_row(name, eps, original, runs) for name, eps, original, runs in results),
