@@ -146,16 +146,23 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     accepted, in which case lost columns are left out of the release (refused still when none
     was found and there are no ``others``: columns whose domain is given). Notes name the rough ones
     and end with a one-line verdict. Findings hold noisy facts only."""
+    # leaving the lost columns out releases something only when a column to model is left (or given)
+    kept = others or any(f.verdict != "lost" and f.kind not in UNMODELLED_KINDS for f in discovery.findings)
     if discovery.lost and not accept_rough:
+        leave_out = (", or pass --accept-rough-domains (accept_rough_domains = true in [release]) to release "
+                     "without them" if kept else
+                     "; leaving them out (--accept-rough-domains) would leave no column to model, so it would be "
+                     "refused too")
         raise DiscoveryError(
             f"the domain of {len(discovery.lost)} column(s) could not be found under DP with this budget, so "
             f"nothing more was measured and nothing was released:\n{discovery.table()}\nGive these columns' "
             "domains in a profile (`synth profile DATA -o profile.toml`, review it, mark them source = "
-            "\"public\"), spend more (--epsilon, or discovery_share in the profile), or pass "
-            "--accept-rough-domains (accept_rough_domains = true in [release]) to release without them."
+            f"\"public\"), or spend more (--epsilon, or discovery_share in the profile){leave_out}."
         )
     if len(discovery.lost) == len(discovery.findings) and not others:
-        raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}")
+        raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}\n"
+                             "Give the columns' domains in a profile (`synth profile DATA -o profile.toml`, review "
+                             "it, mark them source = \"public\"), or spend more (--epsilon).")
     for finding in discovery.findings:
         if finding.verdict == "rough":
             notes.append(f"column {finding.name!r}: rough domain: {finding.detail}")
