@@ -25,6 +25,7 @@ from synth.encoding import EncodingReport
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
 from synth.errors import DataError, DiscoveryError, ProfileError, SchemaError, SynthError
+from synth.feasibility import check_feasible
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
@@ -247,15 +248,20 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
 
 def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: CountRelease,
              to_discover: Mapping[str, Kind | None], discovery_delta: float, progress: Progress) -> DescribeResult:
-    """Discovery (when domains are missing), encoding and the engine's measurements: the spending."""
+    """Discovery (when domains are missing: after a cheap check that it can find them,
+    ``synth.feasibility``), encoding and the engine's measurements: the spending."""
     accountant = counts.accountant
     notes: list[str] = []
     discovery_record: dict[str, Any] = {}
     if to_discover:
         left = accountant.remaining()
         whole = accountant.notion.unit_of(left)
-        discovery = discover_columns(table, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
-                                     profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
+        share, reserve = whole * profile.discovery_share, whole * profile.discovery_reserve
+        feasibility = check_feasible(table, to_discover, counts, whole, share, discovery_delta, reserve,
+                                     profile.missing_markers, profile.accept_rough_domains,
+                                     others=profile.schema is not None, progress=progress)
+        discovery = discover_columns(table, to_discover, counts, share, discovery_delta, progress,
+                                     profile.missing_markers, notes, reserve=reserve)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
         schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
         if not schema.columns:
@@ -264,6 +270,8 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
         discovery_record = {"discovery_weights": dict(ALLOCATION), "discovery_reserve": profile.discovery_reserve,
                             "second_pass": list(discovery.second_pass),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
+        if feasibility is not None:
+            discovery_record["feasibility"] = feasibility.to_dict()
     else:
         assert profile.schema is not None  # nothing to discover: the profile's schema has every column
         schema = profile.schema

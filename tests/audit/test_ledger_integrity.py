@@ -72,6 +72,9 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "discovery.py": (frozenset({"parse_values", "classify_cells", "classify_shapes", "text_counts", "release",
                                 "column_cells"}),
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
+    "feasibility.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release", "column_cells"}),
+                       "the check before discovery: reads columns as discovery does, releases one noisy, charged "
+                       "count"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
     "cells.py": (frozenset({"text_counts", "distinct_texts"}),
