@@ -38,6 +38,7 @@ from synth.errors import (
     SchemaError,
     SynthError,
 )
+from synth.feasibility import check_feasible
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
@@ -264,16 +265,23 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     accepted, in which case lost columns are left out of the release (refused still when none
     was found and there are no ``others``: columns whose domain is given). Notes name the rough ones
     and end with a one-line verdict. Findings hold noisy facts only."""
+    # leaving the lost columns out releases something only when a column to model is left (or given)
+    kept = others or any(f.verdict != "lost" and f.kind not in UNMODELLED_KINDS for f in discovery.findings)
     if discovery.lost and not accept_rough:
+        leave_out = (", or pass --accept-rough-domains (accept_rough_domains = true in [release]) to release "
+                     "without them" if kept else
+                     "; leaving them out (--accept-rough-domains) would leave no column to model, so it would be "
+                     "refused too")
         raise DiscoveryError(
             f"the domain of {len(discovery.lost)} column(s) could not be found under DP with this budget, so "
             f"nothing more was measured and nothing was released:\n{discovery.table()}\nGive these columns' "
             "domains in a profile (`synth profile DATA -o profile.toml`, review it, mark them source = "
-            "\"public\"), spend more (--epsilon, or discovery_share in the profile), or pass "
-            "--accept-rough-domains (accept_rough_domains = true in [release]) to release without them."
+            f"\"public\"), or spend more (--epsilon, or discovery_share in the profile){leave_out}."
         )
     if len(discovery.lost) == len(discovery.findings) and not others:
-        raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}")
+        raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}\n"
+                             "Give the columns' domains in a profile (`synth profile DATA -o profile.toml`, review "
+                             "it, mark them source = \"public\"), or spend more (--epsilon).")
     for finding in discovery.findings:
         if finding.verdict == "rough":
             notes.append(f"column {finding.name!r}: rough domain: {finding.detail}")
@@ -443,15 +451,20 @@ def draft_domains(df: pd.DataFrame | CountingTable, profile: Profile, progress: 
 
 def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: CountRelease,
              to_discover: Mapping[str, Kind | None], discovery_delta: float, progress: Progress) -> DescribeResult:
-    """Discovery (when domains are missing), encoding and the engine's measurements: the spending."""
+    """Discovery (when domains are missing: after a cheap check that it can find them,
+    ``synth.feasibility``), encoding and the engine's measurements: the spending."""
     accountant = counts.accountant
     notes: list[str] = []
     discovery_record: dict[str, Any] = {}
     if to_discover:
         left = accountant.remaining()
         whole = accountant.notion.unit_of(left)
-        discovery = discover_columns(table, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
-                                     profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
+        share, reserve = whole * profile.discovery_share, whole * profile.discovery_reserve
+        feasibility = check_feasible(table, to_discover, counts, whole, share, discovery_delta, reserve,
+                                     profile.missing_markers, profile.accept_rough_domains,
+                                     others=profile.schema is not None, progress=progress)
+        discovery = discover_columns(table, to_discover, counts, share, discovery_delta, progress,
+                                     profile.missing_markers, notes, reserve=reserve)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
         schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
         if not schema.columns:
@@ -460,6 +473,8 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
         discovery_record = {"discovery_weights": dict(ALLOCATION), "discovery_reserve": profile.discovery_reserve,
                             "second_pass": list(discovery.second_pass),
                             "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
+        if feasibility is not None:
+            discovery_record["feasibility"] = feasibility.to_dict()
     else:
         assert profile.schema is not None  # nothing to discover: the profile's schema has every column
         schema = profile.schema

@@ -240,7 +240,9 @@ def test_a_text_column_of_46_values_190_rows_each_is_found_at_epsilon_1(capsys, 
     profile.write_text("[release]\nepsilon = 1\ndelta = 1e-9\ndiscovery_reserve = 0\n")
     code, _, err = run_cli(capsys, "run", str(data), "--profile", str(profile), "--seed", "2", "--engine",
                            "independent", "-o", str(tmp_path / "p"))
-    assert_clean_error(code, err, "could not be found under DP", "city", "lost", "discovery_reserve")
+    # without the reserve no city value can clear the first look's threshold: the check before
+    # discovery sees it and stops the run having spent 0.8 % of rho (about 8 % of epsilon)
+    assert_clean_error(code, err, "was not run", "rows holding one text value", "profile", "on 1 noisy queries")
 
 
 def test_an_identifier_column_is_found_under_dp_and_written_as_fresh_keys(capsys, tmp_path):

@@ -75,7 +75,12 @@ def test_conditioned_rows_meet_the_conditions_and_follow_the_models_conditional(
     conditions = {"member": True, "age": "30..45"}
     synthetic = fitted.sample(20_000, conditions=conditions, seed=5)
     assert synthetic["member"].eq(True).all()
-    assert synthetic["age"].between(30, 45).all() and set(synthetic["age"]) == set(range(30, 46))
+    # every age in the range is drawn whose bin the model gives mass under the conditions (a bin
+    # whose noisy measurement came out empty, as 41's under privbayes at this seed, has none)
+    edges = fitted.description.schema.column("age").edges
+    live = expected_distribution(fitted, "age", conditions) > 0
+    possible = {age for age in range(30, 46) if live[np.searchsorted(edges, age, side="right") - 1]}
+    assert synthetic["age"].between(30, 45).all() and set(synthetic["age"]) == possible and len(possible) >= 14
     for attr in ("city", "age", "income"):  # a column left free, the ranged one, one that depends on it
         assert_follows(fitted, synthetic, attr, conditions)
 

@@ -100,7 +100,8 @@ def test_one_persons_cell_cannot_flip_a_typed_columns_kind(tmp_path, odd_cell, s
                        for t in tables)
     assert _release_facts(base) == _release_facts(neighbour)
     assert dict(_release_facts(base)[0]) == {"n": Kind.INTEGER, "x": Kind.FLOAT, "t": Kind.CATEGORICAL}
-    assert [e.query.split(":")[0] for e in base.ledger][:4] == ["kind(n)", "kind(x)", "kind(t)", "bounds(n)"]
+    assert [e.query.split(":")[0] for e in base.ledger][:5] == ["feasibility", "kind(n)", "kind(x)", "kind(t)",
+                                                                "bounds(n)"]
     assert base.privacy["kind_sources"] == {"n": "dp-estimated", "x": "dp-estimated", "t": "dp-estimated"}
 
 

@@ -73,6 +73,9 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                      "DP domain discovery: reads columns, releases only noisy, charged histograms"),
     "votes.py": (frozenset({"classify_cells", "classify_shapes", "release"}),
                  "DP votes on a column's kind and shape (for discovery): release only noisy, charged histograms"),
+    "feasibility.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release", "column_cells"}),
+                       "the check before discovery: reads columns as discovery does, releases one noisy, charged "
+                       "count"),
     "bounds.py": (frozenset({"release"}),
                   "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
     "cells.py": (frozenset({"text_counts", "distinct_texts"}),
