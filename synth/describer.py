@@ -26,6 +26,7 @@ from synth.column import DEFAULT_OTHER_LABEL, Column
 from synth.curator import CountRelease, Curator
 from synth.description import DEFAULT_SHAPE, Description, shape_keys_set
 from synth.discovery import ALLOCATION, Discovery, discover_columns, needs_delta
+from synth.dp_draft import DpDraft
 from synth.encoding import EncodingReport
 from synth.engines import make_engine
 from synth.engines.base import Engine, SchemaAware
@@ -43,7 +44,7 @@ from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.model.domain import Domain
 from synth.neighbours import Neighbouring, Relation
 from synth.privacy import Accountant, Budget, LedgerEntry, NoiseSource, Notion, SecureNoise, SeededNoise
-from synth.profile import READ_KEYS, DpDraft, Profile
+from synth.profile import READ_KEYS, Profile
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.unmodelled import UnmodelledColumn

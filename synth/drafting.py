@@ -4,7 +4,7 @@
 without a profile uses (``synth.describer.draft_domains``), spending a stated share of the budget
 (``PROFILE_SHARE`` by default: a release's ``discovery_share`` plus its ``discovery_reserve``), and
 writes them as ``dp-estimated`` with the domains found, beside a ``[dp_draft]`` record of what it
-spent (``synth.profile.DpDraft``). A release made with that profile charges the record first and
+spent (``synth.dp_draft.DpDraft``). A release made with that profile charges the record first and
 spends the rest: the two steps are one end-to-end DP release.
 
 ``draft_profile`` (second choice) reads everything from the rows: kinds read from the cells,
@@ -41,9 +41,10 @@ from synth.cells import (
 from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
 from synth.describer import draft_domains
+from synth.dp_draft import DpDraft
 from synth.errors import ProfileError, SchemaError
 from synth.kinds import DomainSource, Kind
-from synth.profile import DRAFT_MAX_CATEGORIES, DpDraft, Profile
+from synth.profile import DRAFT_MAX_CATEGORIES, Profile
 from synth.progress import SILENT, Progress
 from synth.schema import Schema
 from synth.textshape import TextShape

@@ -88,7 +88,7 @@ Publishing them is not differentially private, so a person must replace them wit
 
 A profile drafted under DP (``synth profile --epsilon``, ``synth.drafting.draft_profile_under_dp``)
 has its columns' kinds, domains and shapes found from noisy counts, marked ``dp-estimated`` with
-the domains written out, and a ``[dp_draft]`` table recording what finding them spent (``DpDraft``:
+the domains written out, and a ``[dp_draft]`` table recording what finding them spent (``synth.dp_draft``:
 the budget, what was spent, the ledger, the data's file name and header, the columns it found;
 noisy or public facts only). A column named in ``[dp_draft].columns`` keeps every key the draft
 wrote (a boolean's ``labels``, an id's ``template``, ``complete``, ``missing``, ...) even without
@@ -106,7 +106,7 @@ import math
 import numbers
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -116,13 +116,14 @@ import tomli_w
 
 from synth.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
 from synth.defaults import MAX_DELTA
-from synth.errors import BudgetError, DescriptionError, InputFileError, ProfileError, SchemaError
+from synth.dp_draft import DpDraft, dp_draft_header, dp_draft_toml, drafted_column_comments
+from synth.errors import BudgetError, InputFileError, ProfileError, SchemaError
 from synth.files import atomic_write_text
 from synth.kinds import UNMODELLED_KINDS, DomainSource, Kind
 from synth.neighbours import RELATIONS
-from synth.privacy import LedgerEntry
 from synth.schema import Schema
 from synth.textshape import SHAPE_KEYS
+from synth.toml_tables import reject_unknown_keys, toml_table
 from synth.unmodelled import UnmodelledColumn
 
 TOP_KEYS = ("release", "engine_options", "columns", "dp_draft")
@@ -139,8 +140,6 @@ DOMAIN_KEYS = ("categories", "lower", "upper", "bins", "cuts")
 # keys besides the domain that `synth profile` drafts from the rows: a column whose domain is estimated under DP refuses them
 READ_KEYS = ("complete", "missing", "template", *SHAPE_KEYS)
 DRAFT_MAX_CATEGORIES = 1000  # the most categories a drafted column lists (synth.drafting)
-DP_DRAFT_KEYS = ("share", "data_file", "data_columns", "columns", "neighbouring", "noise", "budget", "spent",
-                 "verdicts", "ledger")
 
 _DRAFT_HEADER = """\
 # DRAFT release profile, written by `synth profile` from the data itself (without --epsilon).
@@ -200,128 +199,6 @@ def _check_delta_ceiling(delta: float, accept_large_delta: Any) -> None:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def _string_tuple(value: Any, what: str) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-        raise ProfileError(f"[dp_draft]: {what} must be a list of strings.")
-    return tuple(value)
-
-
-def _plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """A TOML-safe copy: None values left out (TOML has no null)."""
-    return {k: v for k, v in mapping.items() if v is not None}
-
-
-@dataclass(frozen=True)
-class DpDraft:
-    """What drafting a profile under DP spent and found (``synth profile --epsilon``), as its
-    ``[dp_draft]`` table records it: noisy or public facts only, so the profile stays safe to publish.
-
-    ``budget`` and ``spent`` are the draft accountant's (``Accountant.budget_dict`` and ``spent``)
-    and ``ledger`` its charges, which a release made with the profile charges first; ``share`` is the
-    share of the budget the draft could spend; ``columns`` the columns whose kind, domain and shape
-    it found (each named in a query of the ledger); ``data_file`` and ``data_columns`` the data's
-    file name (None for a DataFrame) and header, which a release with the profile checks;
-    ``neighbouring`` the relation it was accounted under; ``noise`` how its noise was drawn
-    (``seeded``: test mode); ``verdicts`` and ``details`` what it judged of each column (located,
-    rough or lost, from noisy values only).
-
-    Invalid records raise ProfileError.
-    """
-
-    budget: dict[str, Any]
-    spent: dict[str, Any]
-    ledger: tuple[LedgerEntry, ...]
-    share: float
-    columns: tuple[str, ...]
-    data_columns: tuple[str, ...]
-    data_file: str | None = None
-    neighbouring: str = "add-remove"
-    noise: dict[str, Any] = field(default_factory=dict)
-    verdicts: dict[str, str] = field(default_factory=dict)
-    details: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        for key in ("budget", "spent", "noise", "verdicts", "details"):
-            if not isinstance(getattr(self, key), Mapping):
-                raise ProfileError(f"[dp_draft]: {key} must be a table.")
-            set_(self, key, dict(getattr(self, key)))
-        if not isinstance(self.ledger, Sequence) or not all(isinstance(e, LedgerEntry) for e in self.ledger):
-            raise ProfileError("[dp_draft]: ledger must be a list of ledger entries.")
-        set_(self, "ledger", tuple(self.ledger))
-        if not self.ledger or [e.index for e in self.ledger] != list(range(len(self.ledger))):
-            raise ProfileError("[dp_draft]: its ledger must list the draft's charges, numbered from 0; the record was "
-                               "altered. Draft the profile again (`synth profile DATA --epsilon E -o FILE`).")
-        share = self.share
-        if not isinstance(share, numbers.Real) or isinstance(share, bool) or not 0 < share < 1:
-            raise ProfileError(f"[dp_draft]: share must be a number strictly between 0 and 1; got {share!r}.")
-        set_(self, "share", float(share))
-        set_(self, "columns", _string_tuple(self.columns, "columns"))
-        set_(self, "data_columns", _string_tuple(self.data_columns, "data_columns"))
-        if self.data_file is not None and (not isinstance(self.data_file, str) or not self.data_file):
-            raise ProfileError("[dp_draft]: data_file must be the data file's name, or left out.")
-        if self.neighbouring not in RELATIONS:
-            raise ProfileError(f"[dp_draft]: neighbouring is {self.neighbouring!r}; it must be one of "
-                               f"{', '.join(map(repr, RELATIONS))}.")
-        absent = [f"budget.{k}" for k in ("epsilon", "delta", "notion", "composition", "delta_reserve")
-                  if k not in self.budget] + [f"spent.{k}" for k in ("epsilon", "delta", "notion") if k not in self.spent]
-        if absent:
-            raise ProfileError(f"[dp_draft] lacks {', '.join(absent)}; the record was altered. Draft the profile again "
-                               "(`synth profile DATA --epsilon E -o FILE`).")
-        strays = [n for n in self.columns if n not in self.data_columns]
-        unmeasured = [n for n in self.columns if not any(f"({n})" in e.query for e in self.ledger)]
-        if strays or unmeasured:
-            raise ProfileError(
-                f"[dp_draft]: column(s) {strays or unmeasured} are listed as found by the draft, but "
-                f"{'the data it read had no such column' if strays else 'no query of its ledger measured them'}; "
-                "the record was altered. Draft the profile again, or give those columns as source = \"public\"."
-            )
-
-    @property
-    def seeded(self) -> bool:
-        """Whether the draft's noise was seeded (test mode: it carries no privacy guarantee)."""
-        return bool(self.noise.get("seeded", False))
-
-    def to_dict(self) -> dict[str, Any]:
-        """TOML-safe data (None values left out)."""
-        out: dict[str, Any] = {"share": self.share}
-        if self.data_file is not None:
-            out["data_file"] = self.data_file
-        out.update({
-            "data_columns": list(self.data_columns), "columns": list(self.columns), "neighbouring": self.neighbouring,
-            "noise": _plain(self.noise), "budget": _plain(self.budget), "spent": _plain(self.spent),
-            "verdicts": dict(self.verdicts), "details": dict(self.details),
-            "ledger": [{**e.to_dict(), "cost": _plain(e.cost.to_dict())} for e in self.ledger],
-        })
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Any) -> DpDraft:
-        """Inverse of ``to_dict``; ProfileError on a malformed record."""
-        table = _table(data, "[dp_draft]")
-        _reject_unknown(table, (*DP_DRAFT_KEYS, "details"), "[dp_draft]")
-        missing = [k for k in ("share", "data_columns", "columns", "budget", "spent", "ledger") if k not in table]
-        if missing:
-            raise ProfileError(f"[dp_draft] lacks {', '.join(missing)}; the record was altered. Draft the profile "
-                               "again (`synth profile DATA --epsilon E -o FILE`), or remove [dp_draft] and give every "
-                               "column as public knowledge.")
-        if not isinstance(table["ledger"], list):
-            raise ProfileError("[dp_draft]: ledger must be a list of ledger entries ([[dp_draft.ledger]]).")
-        try:
-            ledger = tuple(LedgerEntry.from_dict(entry) for entry in table["ledger"])
-        except DescriptionError as error:
-            raise ProfileError(f"[dp_draft]: {error}") from None
-        budget, spent = _table(table["budget"], "[dp_draft.budget]"), _table(table["spent"], "[dp_draft.spent]")
-        return cls(
-            budget={"rho": None, "delta_slack": None, **budget}, spent={"rho": None, **spent}, ledger=ledger,
-            share=table["share"], columns=table["columns"], data_columns=table["data_columns"],
-            data_file=table.get("data_file"), neighbouring=table.get("neighbouring", "add-remove"),
-            noise=_table(table.get("noise", {}), "[dp_draft.noise]"),
-            verdicts=_table(table.get("verdicts", {}), "[dp_draft.verdicts]"),
-            details=_table(table.get("details", {}), "[dp_draft.details]"),
-        )
 
 
 @dataclass(frozen=True)
@@ -501,21 +378,6 @@ class Profile:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def _table(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ProfileError(f"{where} must be a table (a [section] header with key = value lines).")
-    return value
-
-
-def _reject_unknown(table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
-    unknown = [k for k in table if k not in allowed]
-    if unknown:
-        raise ProfileError(
-            f"{where} has unknown key(s) {unknown}; the allowed keys are {', '.join(allowed)}. "
-            "Check the spelling."
-        )
-
-
 def _estimated_kind(where: str, entry: Mapping[str, Any], drafted: bool = False) -> Kind | None:
     """The kind of a column whose domain is to be estimated under DP (``source = "dp-estimated"``,
     no domain keys; not id or text, which have nothing to estimate), or None for a column given in
@@ -554,8 +416,8 @@ def _column_from_toml(name: str, table: Any, drafted: bool = False) -> Column | 
     """The column of a [columns.NAME] table, or only its kind when its domain is to be estimated
     (``drafted``: the profile's DP draft found it, see ``_estimated_kind``)."""
     where = f"[columns.{name}]"
-    entry = _table(table, where)
-    _reject_unknown(entry, COLUMN_KEYS, where)
+    entry = toml_table(table, where)
+    reject_unknown_keys(entry, COLUMN_KEYS, where)
     for key, kinds in (("categories", list), ("cuts", list), ("kind", str), ("source", str),
                        ("complete", bool), ("missing", bool), ("template", str)):
         if key in entry and not isinstance(entry[key], kinds):
@@ -570,11 +432,11 @@ def _column_from_toml(name: str, table: Any, drafted: bool = False) -> Column | 
 
 
 def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
-    _reject_unknown(data, TOP_KEYS, "the file")
+    reject_unknown_keys(data, TOP_KEYS, "the file")
     if "release" not in data:
         raise ProfileError("there is no [release] table; add one with at least epsilon = <budget>.")
-    release = _table(data["release"], "[release]")
-    _reject_unknown(release, RELEASE_KEYS, "[release]")
+    release = toml_table(data["release"], "[release]")
+    reject_unknown_keys(release, RELEASE_KEYS, "[release]")
     if "epsilon" not in release:
         raise ProfileError("[release] has no epsilon; add e.g. epsilon = 1.0 (or pass --epsilon).")
     settings = dict(release)
@@ -582,7 +444,7 @@ def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
     if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
         raise ProfileError("[release]: missing_markers must be a list of strings, e.g. [\"\", \"NA\"].")
     other_label = settings.pop("other_label", DEFAULT_OTHER_LABEL)
-    columns = _table(data.get("columns", {}), "[columns]")
+    columns = toml_table(data.get("columns", {}), "[columns]")
     draft = DpDraft.from_dict(data["dp_draft"]) if "dp_draft" in data else None
     drafted = set(draft.columns) if draft is not None else set()
     parsed = {str(n): _column_from_toml(str(n), t, str(n) in drafted) for n, t in columns.items()}
@@ -593,7 +455,7 @@ def _profile_from_tables(data: Mapping[str, Any], path: str | None) -> Profile:
         schema=Schema.ordered(given, tuple(markers), other_label) if given else None,
         to_estimate={n: k for n, k in parsed.items() if isinstance(k, Kind)},
         column_order=tuple(parsed),
-        engine_options=_table(data.get("engine_options", {}), "[engine_options]"),
+        engine_options=toml_table(data.get("engine_options", {}), "[engine_options]"),
         missing_markers=tuple(markers),
         dp_draft=draft,
         path=path,
@@ -636,39 +498,6 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
 # --- writing -----------------------------------------------------------------------------------
 
 
-_DP_DRAFT_HEADER = """\
-# Release profile DRAFTED UNDER DP by `synth profile --epsilon`: each column's kind, domain
-# (categories, bounds, cuts) and how its values are written were found from noisy counts, with at
-# most a share of {share:g} of the budget in [release]. It spent {spent}.
-# [dp_draft] at the end records it (noisy facts only: this file is safe to publish).
-#
-# Review it: remove columns not to release; correct or narrow a domain with public knowledge (an
-# edit is public knowledge; a domain left as found stays dp-estimated). Then
-#   synth run DATA --profile THIS_FILE -o release/
-# charges what the draft spent first and spends the rest of the budget, in one ledger and one manifest.
-# Do not edit [dp_draft], nor lower epsilon or delta below what it spent.
-"""
-
-_DP_DRAFT_NOTE = """\
-# What drafting this profile under DP spent: its budget, what it spent, the data's file name and header,
-# the columns it found, and its ledger (noisy or public facts only). `synth run --profile` charges this
-# ledger first. Do not edit it (but data_file, if the table was renamed).
-"""
-
-
-def _spent_text(spent: Mapping[str, Any]) -> str:
-    """What an accountant's ``spent()`` says, for people: ε and δ, and ρ when accounted in zCDP."""
-    text = f"epsilon = {spent['epsilon']:.6g}, delta = {spent['delta']:.3g}"
-    return f"rho = {spent['rho']:.6g} ({text} on its own)" if spent.get("rho") is not None else text
-
-
-def _drafted_comments(draft: DpDraft, name: str) -> list[str]:
-    verdict = draft.verdicts.get(name, "found")
-    detail = draft.details.get(name, "")
-    return [f"# dp-estimated by this profile's draft under DP: {verdict}{f': {detail}' if detail else ''}",
-            "# (edit with public knowledge if needed; an edit is public knowledge)"]
-
-
 def _column_comments(column: Column | UnmodelledColumn) -> list[str]:
     if column.source != DomainSource.DATA_DERIVED:
         return []
@@ -692,14 +521,7 @@ def profile_to_toml(profile: Profile) -> str:
     if schema is not None and any(c.source == DomainSource.DATA_DERIVED for c in schema.output_columns):
         parts.append(_DRAFT_HEADER)
     if draft is not None:
-        header = _DP_DRAFT_HEADER.format(spent=_spent_text(draft.spent), share=draft.share)
-        left_out = [n for n in draft.data_columns if n not in profile.column_names]
-        if left_out:
-            header += "#\n# Not listed, so not released:\n" + "".join(
-                f"#   {n}: {draft.verdicts.get(n, 'not found')}: {draft.details.get(n, '')}\n" for n in left_out)
-            header += ("# To release one, add it as [columns.NAME] with its kind and its domain from public knowledge\n"
-                       "# (source = \"public\"), or with its kind only and source = \"dp-estimated\" to look again.\n")
-        parts.append(header)
+        parts.append(dp_draft_header(draft, profile.column_names))
     release: dict[str, Any] = {
         "epsilon": profile.epsilon, "delta": profile.delta, "neighbouring": profile.neighbouring,
     }
@@ -732,10 +554,10 @@ def profile_to_toml(profile: Profile) -> str:
             column = next(c for c in schema.output_columns if c.name == name)
             comments, table = _column_comments(column), {k: v for k, v in column.to_dict().items() if k != "name"}
             if draft is not None and name in draft.columns and column.source == DomainSource.DP_ESTIMATED:
-                comments = _drafted_comments(draft, name)
+                comments = drafted_column_comments(draft, name)
         parts.append("\n".join([*comments, tomli_w.dumps({"columns": {name: table}})]))
     if draft is not None:
-        parts.append(_DP_DRAFT_NOTE + tomli_w.dumps({"dp_draft": draft.to_dict()}))
+        parts.append(dp_draft_toml(draft))
     return "\n".join(parts)
 
 
