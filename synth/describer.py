@@ -414,11 +414,10 @@ class DraftedDomains:
 
 
 def discover_domains(table: CountingTable, profile: Profile, counts: CountRelease, to_discover: Mapping[str, Kind | None],
-                     discovery_delta: float, progress: Progress, notes: list[str]) -> Discovery:
+                     discovery_delta: float, progress: Progress, notes: list[str], whole: float) -> Discovery:
     """The domains of ``to_discover`` found under DP as a release finds them: ``discovery_share`` of
-    what the accountant has left for the first look, ``discovery_reserve`` for a second look at
-    text columns."""
-    whole = counts.accountant.notion.unit_of(counts.accountant.remaining())
+    ``whole`` (what the accountant had left before discovery began) for the first look,
+    ``discovery_reserve`` of it for a second look at text columns."""
     return discover_columns(table, to_discover, counts, whole * profile.discovery_share, discovery_delta, progress,
                             profile.missing_markers, notes, reserve=whole * profile.discovery_reserve)
 
@@ -439,7 +438,8 @@ def draft_domains(df: pd.DataFrame | CountingTable, profile: Profile, progress: 
     counts = CountRelease(accountant, noise_source(profile.seed), neighbouring)
     notes: list[str] = []
     try:
-        discovery = discover_domains(table, profile, counts, to_discover, discovery_delta, progress, notes)
+        whole = accountant.notion.unit_of(accountant.remaining())
+        discovery = discover_domains(table, profile, counts, to_discover, discovery_delta, progress, notes, whole)
         if not discovery.columns:
             raise DiscoveryError(f"no column's domain could be found under DP with this budget:\n{discovery.table()}\n"
                                  "Spend more (--epsilon, or --share), or give the domains in a profile as public knowledge.")
@@ -458,14 +458,12 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
     notes: list[str] = []
     discovery_record: dict[str, Any] = {}
     if to_discover:
-        left = accountant.remaining()
-        whole = accountant.notion.unit_of(left)
-        share, reserve = whole * profile.discovery_share, whole * profile.discovery_reserve
-        feasibility = check_feasible(table, to_discover, counts, whole, share, discovery_delta, reserve,
-                                     profile.missing_markers, profile.accept_rough_domains,
-                                     others=profile.schema is not None, progress=progress)
-        discovery = discover_columns(table, to_discover, counts, share, discovery_delta, progress,
-                                     profile.missing_markers, notes, reserve=reserve)
+        whole = accountant.notion.unit_of(accountant.remaining())  # before the check spends its share
+        feasibility = check_feasible(table, to_discover, counts, whole, whole * profile.discovery_share,
+                                     discovery_delta, whole * profile.discovery_reserve, profile.missing_markers,
+                                     profile.accept_rough_domains, others=profile.schema is not None,
+                                     progress=progress)
+        discovery = discover_domains(table, profile, counts, to_discover, discovery_delta, progress, notes, whole)
         check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
         schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
         if not schema.columns:
