@@ -101,15 +101,19 @@ class LocatedBounds:
     short: float | None = None  # the noisy share of the vote's cells it holds, when clearly short of them
 
 
+def _falls_short(part: np.ndarray, std: float, cells: float, cells_std: float, margin: float) -> bool:
+    """Whether the noisy buckets ``part`` (each of deviation ``std``) hold fewer values than the
+    vote's ``cells`` (of deviation ``cells_std``) by more than ``margin`` deviations of the
+    difference."""
+    return cells - float(part.sum()) > margin * math.sqrt(cells_std**2 + part.size * std**2)
+
+
 def _short_of(part: np.ndarray, std: float, cells: float | None, cells_std: float) -> float | None:
     """The share of the vote's ``cells`` that the noisy buckets ``part`` hold, when surely short
     of them (by ``SHORT_MARGIN`` deviations of the difference), else None."""
-    if cells is None or cells <= 0:
+    if cells is None or cells <= 0 or not _falls_short(part, std, cells, cells_std, SHORT_MARGIN):
         return None
-    held = float(part.sum())
-    if cells - held <= SHORT_MARGIN * math.sqrt(cells_std**2 + part.size * std**2):
-        return None
-    return max(held, 0.0) / cells
+    return max(float(part.sum()), 0.0) / cells
 
 
 def noise_threshold(alpha: float, count: int, std: float, laplace_scale: float | None = None) -> float:
@@ -139,12 +143,12 @@ def laplace_scale_of(released: NoisyCounts) -> float | None:
 
 
 def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE_WINDOWS,
-                 laplace_scale: float | None = None) -> tuple[int, int] | None:
+                 laplace_scale: float | None = None, alarm: float = FALSE_ALARM) -> tuple[int, int] | None:
     """First and last bucket holding mass in a noisy histogram, or None when none clears the noise.
 
     Windows of ``widths`` adjacent buckets are tested, narrowest first; a window is occupied when
     the noisy sum of its buckets not yet found occupied clears a threshold that pure noise crosses
-    with probability at most about ``FALSE_ALARM`` over all windows (``noise_threshold``: Gaussian,
+    with probability at most about ``alarm`` (``FALSE_ALARM`` unless given) over all windows (``noise_threshold``: Gaussian,
     or discrete Laplace of ``laplace_scale``). Wider windows so find tails spread thinly over several
     buckets, without being triggered by a heavy bucket found already. The range spans the run of
     occupied buckets with the most noisy mass and every other run that clears a far stricter
@@ -153,7 +157,7 @@ def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE
     Only noisy values are used.
     """
     widths = tuple(w for w in widths if w <= noisy.size)
-    alpha = FALSE_ALARM / (len(widths) * noisy.size)
+    alpha = alarm / (len(widths) * noisy.size)
     found = np.zeros(noisy.size, dtype=bool)
     for w in widths:
         sums = np.convolve(np.where(found, 0.0, noisy), np.ones(w), mode="valid")
@@ -183,16 +187,12 @@ def _runs(found: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _shows_negatives(below: np.ndarray, std: float, laplace_scale: float | None = None) -> bool:
-    """Whether the coarse buckets below zero hold real mass: some window of 1, 2 or 4 of them
-    clears the strict ``ISOLATED_ALARM`` threshold. A sign is a claim about every value, so a
-    bucket of negatives found at the usual rate of noise (one histogram in a hundred) beside the
-    zeros of a count column must not give it negative values."""
-    for w in (w for w in COARSE_WINDOWS if w <= below.size):
-        sums = np.convolve(below.astype(float), np.ones(w), mode="valid")
-        if (sums > noise_threshold(ISOLATED_ALARM / (len(COARSE_WINDOWS) * max(below.size, 1)), w, std,
-                                   laplace_scale)).any():
-            return True
-    return False
+    """Whether the coarse buckets below zero hold real mass: ``detect_range`` finds some at the
+    strict ``ISOLATED_ALARM``. A sign is a claim about every value, so a bucket of negatives found
+    at the usual rate of noise (one histogram in a hundred) beside the zeros of a count column must
+    not give it negative values."""
+    return below.size > 0 and detect_range(below.astype(float), std, laplace_scale=laplace_scale,
+                                           alarm=ISOLATED_ALARM) is not None
 
 
 def widen_range(noisy: np.ndarray, std: float, found: tuple[int, int],
@@ -230,9 +230,7 @@ def cover_cells(noisy: np.ndarray, std: float, found: tuple[int, int], cells: fl
     grow below bucket ``floor``."""
     first, last = found
     for _ in range(WIDEN_STEPS):
-        held = float(noisy[first:last + 1].sum())
-        spread = math.sqrt(cells_std**2 + (last - first + 1) * std**2)
-        if cells - held <= COVER_MARGIN * spread:
+        if not _falls_short(noisy[first:last + 1], std, cells, cells_std, COVER_MARGIN):
             break
         below = float(noisy[max(first - WIDEN_REACH, floor):first].sum()) if first > floor else -math.inf
         above = float(noisy[last + 1:last + 1 + WIDEN_REACH].sum()) if last < noisy.size - 1 else -math.inf
@@ -345,8 +343,7 @@ def _keep_what_is_missed(noisy: np.ndarray, std: float, located: tuple[int, int]
     difference) and the buckets beyond that side hold more positive noisy mass than the other's: a
     thin tail that no window cleared stays in, and a mistake at most triples the range."""
     first, last = located
-    held = float(noisy[first:last + 1].sum())
-    if cells - held <= COVER_MARGIN * math.sqrt(cells_std**2 + (last - first + 1) * std**2):
+    if not _falls_short(noisy[first:last + 1], std, cells, cells_std, COVER_MARGIN):
         return located
     below, above = float(noisy[:first].sum()), float(noisy[last + 1:].sum())
     if max(below, above) <= 0:
@@ -479,7 +476,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if not refined:
         return _rough(name, kind, lower, upper, edges, fine, coarse, grid, cells, cells_std)
     # bins follow the mass seen; the room kept for a thin tail beyond it is an end bin of its own
-    cuts = _cuts(kind, bulk, edges[first:last + 2], coarse, lower, upper, fine.std)
+    cuts = _cuts(kind, bulk, edges[first:last + 2], coarse, lower, upper)
     cuts += [c for c in (seen_low, seen_high) if lower < c < upper]
     detail = f"{' and '.join(refined)} bound located inside the range"
     kept = [side for side in room if side in refined]
@@ -487,9 +484,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         tails = "lower and upper tails" if len(kept) == 2 else f"a {kept[0]} tail"
         detail += (f"; mass seen over [{text(seen_low)}, {text(seen_high)}), with room kept beyond it for {tails} "
                    "thinner than the noise")
-    inside = fine.values[np.searchsorted(edges[:-1], lower, side="left"):
-                         np.searchsorted(edges[:-1], upper, side="right")].astype(float)
-    short = _short_of(inside, fine.std, cells, cells_std)
+    short = _short_of(fine.values[_starting_in(edges, lower, upper)].astype(float), fine.std, cells, cells_std)
     if short is not None:  # the vote says values lie outside: they are clipped into the end bins
         return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough", (
             f"{detail}; it holds about {short:.0%} of the column's values (noisy): the rest, spread too thinly "
@@ -501,9 +496,9 @@ def _rough(name: str, kind: Kind, lower: float, upper: float, edges: np.ndarray,
            coarse: NoisyCounts, grid: str, cells: float | None, cells_std: float) -> LocatedBounds:
     """The coarse range [lower, upper] when the fine stage refined nothing, binned by the fine
     buckets inside it, with the share of the vote's cells it holds when clearly short of them."""
-    first, stop = np.searchsorted(edges[:-1], lower, side="left"), np.searchsorted(edges[:-1], upper, side="right")
-    window = fine.values[first:stop]
-    cuts = _cuts(kind, window, edges[first:stop + 1], coarse, lower, upper, fine.std)
+    inside = _starting_in(edges, lower, upper)
+    window = fine.values[inside]
+    cuts = _cuts(kind, window, edges[inside.start:inside.stop + 1], coarse, lower, upper)
     short = _short_of(window.astype(float), fine.std, cells, cells_std)
     detail = f"bounds located only to the {grid}"
     if short is not None:
@@ -512,8 +507,13 @@ def _rough(name: str, kind: Kind, lower: float, upper: float, edges: np.ndarray,
     return LocatedBounds(_bounds_column(name, kind, lower, upper, cuts), "rough", detail, short)
 
 
+def _starting_in(edges: np.ndarray, lower: float, upper: float) -> slice:
+    """The fine buckets of ``edges`` that start inside [lower, upper]."""
+    return slice(int(np.searchsorted(edges[:-1], lower, side="left")), int(np.searchsorted(edges[:-1], upper, side="right")))
+
+
 def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts, lower: float,
-          upper: float, std: float) -> list[float]:
+          upper: float) -> list[float]:
     """Inner bin edges from the noisy fine buckets of ``window`` (``quantile_cuts``; whole numbers
     unless float), with a bin of its own for a heavy zero (``_zero_cuts``)."""
     cuts = quantile_cuts(window, window_edges, DISCOVERED_BINS) if window.size else []
