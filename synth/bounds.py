@@ -240,7 +240,7 @@ def cover_cells(noisy: np.ndarray, std: float, found: tuple[int, int], cells: fl
     return first, last
 
 
-def _histogram(values: np.ndarray, edges: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def bucket_counts(values: np.ndarray, edges: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Exact counts of ``values`` (each ``weights[i]`` times when given) in the buckets
     [edges[j], edges[j + 1]); values outside the buckets are not counted (clipping them into the
     end buckets would show mass that is not there). Each row still moves at most one bucket by one."""
@@ -395,7 +395,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     finite = np.isfinite(values)
     values, weights = values[finite], None if weights is None else weights[finite]
     coarse_budget, fine_budget = split_budget(budget, [COARSE_SHARE, 1 - COARSE_SHARE])
-    coarse = counts.release(_histogram(values, coarse_edges, weights), coarse_budget,
+    coarse = counts.release(bucket_counts(values, coarse_edges, weights), coarse_budget,
                             query=f"bounds({name}): histogram over public buckets")
     coarse_laplace = laplace_scale_of(coarse)
     found = detect_range(coarse.values.astype(float), coarse.std, laplace_scale=coarse_laplace)
@@ -427,7 +427,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     if kind == Kind.INTEGER:
         lower, upper = _integer_range(lower, upper)
     edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
-    fine = counts.release(_histogram(values, edges, weights), fine_budget,
+    fine = counts.release(bucket_counts(values, edges, weights), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     fine_laplace = laplace_scale_of(fine)
     located = detect_range(fine.values.astype(float), fine.std, FINE_WINDOWS, fine_laplace)

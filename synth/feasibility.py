@@ -55,7 +55,15 @@ from typing import Any
 import numpy as np
 
 from synth.backends.base import CountingTable
-from synth.bounds import COARSE_SHARE, COARSE_WINDOWS, FALSE_ALARM, NUMERIC_EDGES, YEAR_EDGES, noise_threshold
+from synth.bounds import (
+    COARSE_SHARE,
+    COARSE_WINDOWS,
+    FALSE_ALARM,
+    NUMERIC_EDGES,
+    YEAR_EDGES,
+    bucket_counts,
+    noise_threshold,
+)
 from synth.cells import CELL_CLASSES, classify_cells, parse_values, text_counts, weighted_bincount
 from synth.curator import CountRelease
 from synth.discovery import (
@@ -230,9 +238,7 @@ def plan_needs(kinds: Mapping[str, Kind | None], counts: CountRelease, budget: f
 def _best_run(values: np.ndarray, weights: np.ndarray | None, edges: np.ndarray, thresholds: Sequence[float]) -> float:
     """The largest margin by which the rows in a run of 1, 2 or 4 adjacent buckets of ``edges``
     exceed that run's threshold."""
-    held = np.isfinite(values) & (values >= edges[0]) & (values < edges[-1])
-    buckets = np.searchsorted(edges, values[held], side="right") - 1
-    counts = weighted_bincount(buckets, None if weights is None else weights[held], edges.size - 1).astype(float)
+    counts = bucket_counts(values, edges, weights).astype(float)
     best = -math.inf
     for width, threshold in zip(COARSE_WINDOWS, thresholds):
         if width <= counts.size:
