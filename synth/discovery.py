@@ -546,7 +546,7 @@ def _settle_open_lists(table: CountingTable, open_lists: Mapping[str, Found], vo
     more; a count that could then no longer make its list complete is not bought). Each list is
     judged again on both estimates combined; ``columns`` and ``findings`` are updated. Returns
     the budgets spent."""
-    wanted: dict[str, tuple[float, float]] = {}  # name -> (deviation bought, its budget)
+    wanted: dict[str, tuple[LeftOver, float, float]] = {}  # name -> (free estimate, deviation bought, its budget)
     for name, found in open_lists.items():
         column, vote = columns[name], votes[name]
         assert isinstance(column, Column) and column.categories is not None
@@ -558,18 +558,16 @@ def _settle_open_lists(table: CountingTable, open_lists: Mapping[str, Found], vo
             need = counts.budget_for_std(std)
             # rounded up to a power of 2^(1/4): a neighbour's noisy counts, one apart, give the same price
             price = 2.0 ** (math.ceil(math.log2(need) * PRICE_STEPS) / PRICE_STEPS)
-            wanted[name] = std * math.sqrt(need / price), price
+            wanted[name] = left, std * math.sqrt(need / price), price
     if not wanted or not budget > 0:
         return []
-    costs = [cost for _, cost in wanted.values()]
+    costs = [cost for _, _, cost in wanted.values()]
     if sum(costs) > budget:  # all scaled down alike, in parts that provably add up to the budget
         costs = split_budget(budget, costs)
     spent = []
-    for (name, (std, cost)), share in zip(wanted.items(), costs, strict=True):
+    for (name, (left, std, cost)), share in zip(wanted.items(), costs, strict=True):
         column, vote = columns[name], votes[name]
         assert isinstance(column, Column) and column.categories is not None and vote.present is not None
-        left = free_left_over(vote, open_lists[name], len(column.categories))
-        assert left is not None
         reachable = left.combined(LeftOver(0.0, std * math.sqrt(cost / share)))
         if COMPLETE_MARGIN * reachable.std >= COMPLETE_SHARE * vote.present:
             continue  # even a left-over count of zero could not make the list complete
