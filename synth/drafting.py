@@ -51,7 +51,7 @@ from synth.textshape import TextShape
 from synth.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 
 DRAFT_BINS = 32  # bins of a drafted number column: one per value up to this many values, else quantile cuts
-PROFILE_SHARE = 0.2  # of the budget, for a draft under DP: a release's discovery_share + discovery_reserve (0.1 + 0.1)
+PROFILE_SHARE = Profile.discovery_share + Profile.discovery_reserve  # of the budget, for a draft under DP: what a release spends on discovery
 DAY = 86_400  # seconds
 DRAFT_MIN_KEYS = 20  # fewer present cells are too few to call a column unique per row
 DRAFT_EPSILON = 1.0
