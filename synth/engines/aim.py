@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
@@ -99,6 +100,8 @@ COARSE_GROUPS = 16  # coarse candidates' groups up to ROWS_OF_RULE rows, more be
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
+SCORED_PER_ROUND = 2000  # candidates a round scores at most, unset: a wider table's rounds score a drawn subset
+SUBSET_SEED = 20221124  # public: the draws of those subsets never read the data
 
 
 def resolve_workload(spec: Any, domain: Domain, max_cells: int, explicit: bool = True,
@@ -232,6 +235,35 @@ Coarse = tuple[tuple[str, int], ...]  # (column, groups) pairs of a candidate's 
 Candidate = tuple[tuple[str, ...], Coarse]
 
 
+def scored_subset(keys: Sequence[Candidate], draws: np.random.Generator, most: int) -> list[Candidate]:
+    """The candidates a round scores: all of them up to ``most`` (0: no limit), else that many drawn
+    uniformly without replacement (in their order), a new draw each round.
+
+    Scoring a candidate means computing the model's marginal of it, and on a wide table (92 columns:
+    about 100,000 candidates) that is most of a round's time. The draws come from a generator of fixed
+    seed: which candidates a round may choose from is public and reads nothing of the data; the
+    exponential mechanism then picks among them as among all (its sensitivity does not change)."""
+    if not most or len(keys) <= most:
+        return list(keys)
+    return [keys[i] for i in np.sort(draws.choice(len(keys), most, replace=False))]
+
+
+class RoundClock:
+    """An estimate of the time aim's rounds have left: the time so far, scaled by the budget left
+    against the budget spent since the rounds began (annealing spends faster later, so it errs long)."""
+
+    def __init__(self, start_budget: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock, self._start, self._budget = clock, clock(), start_budget
+
+    def left(self, remaining: float) -> str:
+        """", about N min left" (or seconds), or "" before anything was spent and once all was."""
+        spent = self._budget - remaining
+        if spent <= 0 or remaining <= 0:
+            return ""
+        seconds = (self._clock() - self._start) * remaining / spent
+        return f", about {seconds:.0f} s left" if seconds < 90 else f", about {seconds / 60:.0f} min left"
+
+
 def coarse_candidates(spec: Any, domain: Domain, max_cells: int, maps: Mapping[tuple[str, int], np.ndarray],
                       resolutions: Sequence[int]) -> dict[Candidate, float]:
     """Marginals of the whole workload (``spec``, before ``max_cells`` drops any) with their large
@@ -257,7 +289,8 @@ class AIMOptions(EngineOptions):
     """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
     planned rounds (None: ``planned_rounds``, 2 to 16 per column by the budget), the fitting
     iterations per round (None: ``planned_iterations``, 100 or fewer for many rounds), compression,
-    the coarse candidates' groups ("auto": ``coarse_groups_for``, by the rows)."""
+    the coarse candidates' groups ("auto": ``coarse_groups_for``, by the rows), and the candidates a
+    round scores at most (None: ``SCORED_PER_ROUND``; 0: all of them)."""
 
     workload: Any = "3-way"
     max_cells: int = 10_000
@@ -266,6 +299,7 @@ class AIMOptions(EngineOptions):
     iterations: int | None = None
     compress: bool = False
     coarse_groups: Any = "auto"
+    scored_per_round: int | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.workload, list) or (isinstance(self.workload, str) and self.workload in ORDERS)):
@@ -283,6 +317,8 @@ class AIMOptions(EngineOptions):
                               "whole number of at least 2, a list of them, or 0 to turn coarse candidates off.")
         for groups in self.resolutions(ROWS_OF_RULE):
             whole_number("coarse_groups", groups, 2)
+        if self.scored_per_round is not None:
+            whole_number("scored_per_round", self.scored_per_round, 0)
 
     def resolutions(self, rows: float) -> tuple[int, ...]:
         """The numbers of groups that coarse candidates cut a large column into on a table of about
@@ -391,7 +427,12 @@ class AIMEngine(EngineBase):
         cap = self.config.max_model_size
         exact_sizes = sum(not coarse for _, coarse in candidates) <= EXACT_SIZE_CANDIDATES
         last = False
-        progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds")
+        keys = list(shown)
+        draws = np.random.default_rng(SUBSET_SEED)
+        most = SCORED_PER_ROUND if self.config.scored_per_round is None else self.config.scored_per_round
+        progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds"
+                         + (f"; each round scores {most} of them, drawn at random" if 0 < most < len(keys) else ""))
+        clock = RoundClock(curator.remaining())
         while not last:
             remaining = curator.remaining()
             if remaining < 2 * (rho_measure + rho_select):
@@ -402,11 +443,17 @@ class AIMEngine(EngineBase):
             tree = model.junction_tree
             cliques = [m.attrs for m in measurements] if derived is None else (
                 [derived.rewrite(m).attrs for m in measurements] + ties)
-            allowed = [key for key, c in shown.items() if tree.containing(c) is not None or (
+            scored = scored_subset(keys, draws, most)
+
+            def fits(key: Candidate) -> bool:
+                c = shown[key]
+                return tree.containing(c) is not None or (
                 model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                 and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
                      or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
-                         and model_size_mb(model_domain, cliques + [c]) <= limit)))]
+                         and model_size_mb(model_domain, cliques + [c]) <= limit)))
+
+            allowed = [key for key in scored if fits(key)] or [key for key in keys if fits(key)]
             penalty = curator.expected_absolute_noise(rho_measure)
             coarsenings = [coarsening[key] for key in allowed]
             before = [model.marginal(shown[key]) for key in allowed]
@@ -422,7 +469,7 @@ class AIMEngine(EngineBase):
             model = refit(model)
             moved = float(np.abs(model.marginal(shown[chosen]) - before[choice]).sum())
             progress.message(f"aim round {len(selected)}: measured {list(chosen[0])}{' (coarse)' if chosen[1] else ''} "
-                             f"({curator.remaining() / rho_total:.0%} of the budget left)")
+                             f"({curator.remaining() / rho_total:.0%} of the budget left{clock.left(curator.remaining())})")
             if not last and moved <= penalty * before[choice].size:
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
