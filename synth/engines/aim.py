@@ -100,7 +100,7 @@ COARSE_GROUPS = 16  # coarse candidates' groups up to ROWS_OF_RULE rows, more be
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
-SCORED_PER_ROUND = 2000  # candidates a round scores at most, unset: a wider table's rounds score a drawn subset
+SCORED_PER_ROUND = 8000  # candidates a round scores at most, unset: a wider table's rounds score a drawn subset
 SUBSET_SEED = 20221124  # public: the draws of those subsets never read the data
 
 
