@@ -338,7 +338,7 @@ def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None
     print(f"plot: {FIGURE}")
 
 
-def append_results(lines: list[str]) -> None:
+def append_results(lines: list[str], note: str = "") -> None:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
     text = [f"\n## Accuracy suite (issue 31) — {stamp}\n",
@@ -348,7 +348,7 @@ def append_results(lines: list[str]) -> None:
             "benchmarks/reference_mbi.py, sampler \"round\"); synth through `python -m synth run` with a "
             f"complete public profile, δ = {DELTA:g}. Tables with more than 2,000 3-way marginals are scored "
             "on a fixed seeded sample of 2,000 (the same for both). Time: wall clock of the run; peak: its max "
-            "RSS in MiB. Tables and their bins: benchmarks/accuracy_suite.md.\n",
+            "RSS in MiB. Tables and their bins: benchmarks/accuracy_suite.md." + (f" {note}" if note else "") + "\n",
             *lines, ""]
     with RESULTS.open("a") as handle:
         handle.write("\n".join(text))
@@ -366,6 +366,7 @@ def main() -> None:
     parser.add_argument("--retry", action="store_true", help="run again the runs that timed out or failed")
     parser.add_argument("--report-only", action="store_true", help="no runs: report what is recorded")
     parser.add_argument("--no-summary", action="store_true", help="do not append to RESULTS.md nor draw the plot")
+    parser.add_argument("--note", default="", help="a sentence added to the RESULTS.md entry (e.g. how the runs were made)")
     args = parser.parse_args()
     if args.references:
         reference_side(args.tables, args.engines, args.epsilons, args.seeds, args.reference_timeout, args.retry)
@@ -375,7 +376,7 @@ def main() -> None:
     lines, ratios = report(args.tables, args.epsilons)
     print("\n".join(lines))
     if not args.no_summary:
-        append_results(lines)
+        append_results(lines, args.note)
         plot(ratios, args.tables, args.epsilons)
 
 
