@@ -50,7 +50,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import resource
 import signal
 import subprocess
@@ -59,7 +58,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -95,7 +94,7 @@ def read_runs(path: Path) -> list[dict]:
 
 def append_run(path: Path, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     with path.open("a") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -339,7 +338,7 @@ def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None
 
 
 def append_results(lines: list[str], note: str = "") -> None:
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
     text = [f"\n## Accuracy suite (issue 31) — {stamp}\n",
             f"Machine: {machine()}. synth: {synth_source(sys.executable)}. Command: `{command}`. "

