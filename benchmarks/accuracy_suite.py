@@ -81,6 +81,7 @@ ENGINES = ("aim", "mst")
 COST_ORDER = ("insteval", "fertility", "diamonds", "flchain", "hdma", "flights", "adult_coded", "doctoraus",
               "baseball", "schooling", "car", "caravan")
 assert sorted(COST_ORDER) == sorted(BY_NAME)
+WIDE = ("car", "caravan")  # mbi's AIM takes hours on them (16 rounds a column, tens of thousands of candidates)
 
 
 def run_env() -> dict[str, str]:
@@ -203,37 +204,39 @@ def progress_line(record: dict) -> str:
 
 def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
                    timeout: float, retry: bool) -> None:
-    """Every missing mbi run, in the order: ε as given, then mechanism as given, then seed, then
-    table (cheap first). A run that times out skips the other seeds of its table, mechanism and ε."""
+    """Every missing mbi run, in the order: ε as given, then mechanism as given; within those, every
+    seed of the narrow tables (seed, then table, cheap first) before the wide ones (``WIDE``), whose
+    AIM may run for hours. A run that times out skips the other seeds of its table, mechanism and ε."""
     if not REFERENCE_PYTHON.exists():
         raise SystemExit(f"{REFERENCE_PYTHON} is missing; create the reference venv first "
                          "(see benchmarks/reference_requirements.txt)")
     for epsilon in epsilons:
         for engine in engines:
-            for seed in range(seeds):
-                for table in sorted(tables, key=COST_ORDER.index):
-                    recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
-                    done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
-                    stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
-                    if (table, engine, float(epsilon), seed) in done or (table, engine, float(epsilon)) in stalled:
-                        continue
-                    csv, domain_file = write_table(table)
-                    command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
-                               "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
-                               "--sampling", "round", "--data", str(csv), "--domain", str(domain_file)]
-                    record = {"tool": "mbi", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
-                    start = time.perf_counter()
-                    finished = run_in_group(command, timeout)
-                    if finished is None:
-                        record.update(status="timeout", seconds=timeout)
-                    elif finished.returncode != 0:
-                        record.update(status="failed", seconds=time.perf_counter() - start,
-                                      message=finished.stderr[-2000:])
-                    else:
-                        record.update(json.loads(finished.stdout.strip().splitlines()[-1]), status="ok")
-                        record["epsilon"] = epsilon
-                    append_run(REFERENCE_RUNS, record)
-                    print(progress_line(record), flush=True)
+            narrow_first = [(seed, table) for wide in (False, True) for seed in range(seeds)
+                            for table in sorted(tables, key=COST_ORDER.index) if (table in WIDE) == wide]
+            for seed, table in narrow_first:
+                recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
+                done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
+                stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
+                if (table, engine, float(epsilon), seed) in done or (table, engine, float(epsilon)) in stalled:
+                    continue
+                csv, domain_file = write_table(table)
+                command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
+                           "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
+                           "--sampling", "round", "--data", str(csv), "--domain", str(domain_file)]
+                record = {"tool": "mbi", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
+                start = time.perf_counter()
+                finished = run_in_group(command, timeout)
+                if finished is None:
+                    record.update(status="timeout", seconds=timeout)
+                elif finished.returncode != 0:
+                    record.update(status="failed", seconds=time.perf_counter() - start,
+                                  message=finished.stderr[-2000:])
+                else:
+                    record.update(json.loads(finished.stdout.strip().splitlines()[-1]), status="ok")
+                    record["epsilon"] = epsilon
+                append_run(REFERENCE_RUNS, record)
+                print(progress_line(record), flush=True)
 
 
 # --------------------------------------------------------------------------------------------
