@@ -106,9 +106,10 @@ def run_synth(case: str, epsilon: float, seed: int) -> dict:
     }
 
 
-def model_column(codes: np.ndarray, columns: list[int], model: Any, domain: Any) -> dict:
-    """The model column (``tvd_3way_model``: the model's exact marginals against the original's), or
-    why it was left out: variable elimination over a large aim model's separators can take tens of
+def model_column(codes: np.ndarray, columns: list[int], model: Any, domain: Any,
+                 sets: Sequence[tuple[int, ...]] | None = None) -> dict:
+    """The model column (``tvd_3way_model``: the model's exact marginals against the original's, over
+    all 3-way marginals or the column ``sets`` given), or why it was left out: variable elimination over a large aim model's separators can take tens of
     gigabytes (one model at ε = 3 was killed by the out-of-memory killer at 23 GB, taking the
     machine's other jobs' memory with it), so this run's address space is held to
     ``MODEL_COLUMN_MAX_BYTES`` while it is computed, and running out leaves the column out."""
@@ -117,7 +118,8 @@ def model_column(codes: np.ndarray, columns: list[int], model: Any, domain: Any)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     try:
         return {"tvd_3way_model": mean_kway_tvd_model(codes, columns, 3,
-                                                      lambda cols: model.marginal([domain.names[c] for c in cols]))}
+                                                      lambda cols: model.marginal([domain.names[c] for c in cols]),
+                                                      sets)}
     except MemoryError:
         return {"model_column_skipped": f"the model's exact marginals need more than {limit / 2**30:.0f} GiB"}
     finally:
@@ -141,8 +143,6 @@ def run_cli(case: str, epsilon: float, seed: int) -> dict:
     but a code of its column (OTHER, missing) is scored as one extra value of that column."""
     import tempfile
 
-    import pandas as pd
-
     from pgm_common import DATA_DIR
 
     _, engine_name, options = CASES[case]
@@ -159,15 +159,26 @@ def run_cli(case: str, epsilon: float, seed: int) -> dict:
         if done.returncode != 0:
             raise SystemExit(f"{case} at epsilon={epsilon}, seed={seed} failed:\n{done.stderr[-3000:]}")
         (table,) = [path for path in (Path(folder) / "out").glob("*.csv")]
-        frame = pd.read_csv(table, dtype=str, keep_default_na=False)
-    synthetic = np.column_stack([pd.to_numeric(frame[name], errors="coerce").to_numpy() for name in sizes])
-    outside = ~np.isfinite(synthetic) | (synthetic < 0) | (synthetic >= np.array(list(sizes.values())))
-    synthetic = np.where(outside, np.array(list(sizes.values())), np.nan_to_num(synthetic)).astype(np.int64)
+        synthetic, outside = read_coded_synthetic(table, sizes)
     widened = [size + 1 for size in sizes.values()]
     return {"tool": "synth run", "case": case, "mechanism": engine_name, "epsilon": epsilon, "seed": seed,
             "tvd_3way": float(kway_tvds(codes, synthetic, widened, 3).mean()),
-            "rows_outside_domain": float(outside.any(axis=1).mean()), "synthetic_rows": len(frame),
+            "rows_outside_domain": float(outside.any(axis=1).mean()), "synthetic_rows": len(synthetic),
             "seconds": seconds, "peak_mib": float("nan")}
+
+
+def read_coded_synthetic(path: Path, sizes: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The codes of a synthetic CSV that ``synth run`` wrote from a coded table with its complete
+    profile (``coded_profile``), and a mask of the cells outside the domain: a cell holding anything
+    but a code of its column (OTHER, missing) is given the code ``size``, one extra value of that
+    column, so score it with the sizes widened by one."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    synthetic = np.column_stack([pd.to_numeric(frame[name], errors="coerce").to_numpy() for name in sizes])
+    upper = np.array(list(sizes.values()))
+    outside = ~np.isfinite(synthetic) | (synthetic < 0) | (synthetic >= upper)
+    return np.where(outside, upper, np.nan_to_num(synthetic)).astype(np.int64), outside
 
 
 def run_case(case: str, epsilon: float, seed: int) -> dict:

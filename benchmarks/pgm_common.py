@@ -8,7 +8,13 @@ reference package.
 Error metric (the convention of the Private-PGM / MST / AIM papers, halved): for every set of k
 columns, the total-variation distance between the normalised marginal of the original table and
 that of the synthetic table, i.e. 0.5 * || p - q ||_1, averaged over all C(d, k) column sets
-(364 three-way marginals for the 14 columns of adult_coded).
+(364 three-way marginals for the 14 columns of adult_coded). On a wide table the column sets are
+too many to score them all (C(86, 3) = 102,340): ``scored_column_sets`` then takes a fixed, seeded
+random sample of ``MAX_SCORED_SETS`` of them, the same on every run of that shape (synth's and the
+references'), and ``describe_column_sets`` says which were scored.
+
+Any coded table (a CSV of integer codes with a header, and a JSON file {column: number of codes},
+the format of adult_coded) loads with ``load_coded``.
 """
 
 from __future__ import annotations
@@ -30,28 +36,65 @@ class BenchmarkDataError(ValueError):
     """The benchmark data file does not match its domain file."""
 
 
-def load_adult_coded(data_dir: Path | str = DATA_DIR) -> tuple[np.ndarray, dict[str, int]]:
-    """Read adult_coded.csv and its domain file.
+def load_coded(csv_path: Path | str, domain_path: Path | str) -> tuple[np.ndarray, dict[str, int]]:
+    """Read a coded table: a CSV of integer codes (header = column names) and its domain file.
 
     Returns the codes as an int64 matrix (rows x columns, columns in the CSV header's order) and
     the domain as an ordered dict {column: number of values}, in the same column order.
     """
-    data_dir = Path(data_dir)
-    csv_path = data_dir / "adult_coded.csv"
-    sizes = json.loads((data_dir / "adult_coded-domain.json").read_text())
+    csv_path = Path(csv_path)
+    sizes = json.loads(Path(domain_path).read_text())
     with csv_path.open() as handle:
         header = handle.readline().strip().split(",")
     if set(header) != set(sizes):
         raise BenchmarkDataError(
-            f"{csv_path} has columns {header} but the domain file names {list(sizes)}; "
-            "use the matching adult_coded-domain.json"
+            f"{csv_path} has columns {header} but {domain_path} names {list(sizes)}; use the matching domain file"
         )
     codes = np.loadtxt(csv_path, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
     domain = {column: int(sizes[column]) for column in header}
     upper = np.array(list(domain.values()))
     if codes.shape[1] != len(header) or (codes < 0).any() or (codes >= upper).any():
-        raise BenchmarkDataError(f"{csv_path} holds codes outside the domain in the domain file")
+        raise BenchmarkDataError(f"{csv_path} holds codes outside the domain in {domain_path}")
     return codes, domain
+
+
+def adult_coded_paths(data_dir: Path | str = DATA_DIR) -> tuple[Path, Path]:
+    """adult_coded.csv and adult_coded-domain.json in ``data_dir``."""
+    return Path(data_dir) / "adult_coded.csv", Path(data_dir) / "adult_coded-domain.json"
+
+
+def load_adult_coded(data_dir: Path | str = DATA_DIR) -> tuple[np.ndarray, dict[str, int]]:
+    """Read adult_coded.csv and its domain file (``load_coded``)."""
+    return load_coded(*adult_coded_paths(data_dir))
+
+
+#: at most this many k-way column sets are scored per table; beyond it, a fixed random sample
+MAX_SCORED_SETS = 2000
+#: the seed of that sample (the same for every run, tool and table of a given width)
+SCORED_SETS_SEED = 31
+
+
+def scored_column_sets(width: int, k: int, limit: int = MAX_SCORED_SETS,
+                       seed: int = SCORED_SETS_SEED) -> list[tuple[int, ...]]:
+    """The k-way column sets (positions) the error is averaged over: all of them, in
+    itertools.combinations order, when there are at most ``limit`` (``limit`` <= 0: always all);
+    otherwise ``limit`` of them drawn without replacement with a generator seeded by ``seed``, in
+    combinations order. It depends only on (width, k, limit, seed), so every run on a table scores
+    the same sets."""
+    every = list(itertools.combinations(range(width), k))
+    if limit <= 0 or len(every) <= limit:
+        return every
+    chosen = np.sort(np.random.default_rng(seed).choice(len(every), size=limit, replace=False))
+    return [every[i] for i in chosen]
+
+
+def describe_column_sets(width: int, k: int, sets: Sequence[tuple[int, ...]]) -> str:
+    """What ``scored_column_sets`` chose, in words (for the output and the results)."""
+    total = math.comb(width, k)
+    if len(sets) == total:
+        return f"all {total:,} {k}-way marginals"
+    return (f"a fixed random sample of {len(sets):,} of the {total:,} {k}-way marginals "
+            f"(seed {SCORED_SETS_SEED}, pgm_common.scored_column_sets)")
 
 
 def marginal_counts(codes: np.ndarray, sizes: Sequence[int], columns: Sequence[int]) -> np.ndarray:
@@ -68,19 +111,23 @@ def tvd(p: np.ndarray, q: np.ndarray) -> float:
     return 0.5 * float(np.abs(p / p.sum() - q / q.sum()).sum())
 
 
-def kway_tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int) -> np.ndarray:
-    """TVD of every k-way marginal (in itertools.combinations order) between two coded tables."""
+def kway_tvds(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int,
+              sets: Sequence[tuple[int, ...]] | None = None) -> np.ndarray:
+    """TVD of every k-way marginal (in itertools.combinations order), or of the column ``sets``
+    given, between two coded tables."""
     if original.shape[1] != synthetic.shape[1] or original.shape[1] != len(sizes):
         raise ValueError("original, synthetic and sizes must describe the same columns")
     return np.array([
         tvd(marginal_counts(original, sizes, cols), marginal_counts(synthetic, sizes, cols))
-        for cols in itertools.combinations(range(len(sizes)), k)
+        for cols in (itertools.combinations(range(len(sizes)), k) if sets is None else sets)
     ])
 
 
-def mean_kway_tvd(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int) -> float:
-    """Mean TVD over all k-way marginals between two coded tables (row counts may differ)."""
-    return float(kway_tvds(original, synthetic, sizes, k).mean())
+def mean_kway_tvd(original: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], k: int,
+                  sets: Sequence[tuple[int, ...]] | None = None) -> float:
+    """Mean TVD over all k-way marginals (or the column ``sets`` given) between two coded tables
+    (row counts may differ)."""
+    return float(kway_tvds(original, synthetic, sizes, k, sets).mean())
 
 
 def mean_kway_tvd_model(
@@ -88,15 +135,16 @@ def mean_kway_tvd_model(
     sizes: Sequence[int],
     k: int,
     model_marginal: Callable[[tuple[int, ...]], np.ndarray],
+    sets: Sequence[tuple[int, ...]] | None = None,
 ) -> float:
-    """Mean TVD over all k-way marginals between a coded table and a model.
+    """Mean TVD over all k-way marginals (or the column ``sets`` given) between a coded table and a model.
 
     `model_marginal(columns)` must return the model's marginal over those column positions as an
     array of shape (sizes[c] for c in columns), in any positive scale (it is normalised here).
     """
     errors = [
         tvd(marginal_counts(original, sizes, cols), model_marginal(cols))
-        for cols in itertools.combinations(range(len(sizes)), k)
+        for cols in (itertools.combinations(range(len(sizes)), k) if sets is None else sets)
     ]
     return float(np.mean(errors))
 

@@ -1,4 +1,4 @@
-"""Reference benchmark driver: Private-PGM (`mbi` 2.0 from PyPI) MST and AIM on adult_coded.
+"""Reference benchmark driver: Private-PGM (`mbi` 2.0 from PyPI) MST and AIM on a coded table.
 
 Runs ONLY inside the separate reference environment /work/venvs/mbi (see
 benchmarks/reference_requirements.txt); mbi and JAX are never dependencies of synth, and this
@@ -6,11 +6,15 @@ file never imports synth. It measures the reference side of the side-by-side ben
 
     /work/venvs/mbi/bin/python benchmarks/reference_mbi.py --mechanism mst --epsilon 1 --seed 0
     /work/venvs/mbi/bin/python benchmarks/reference_mbi.py --mechanism aim --epsilon 1 --seed 0
+    /work/venvs/mbi/bin/python benchmarks/reference_mbi.py --mechanism mst --epsilon 1 --seed 0 \
+        --data TABLE.csv --domain TABLE-domain.json        # any coded table (default: adult_coded)
 
-and prints one JSON line: tool, mechanism, epsilon, seed, tvd_3way (mean total-variation distance
-over all 3-way marginals, original vs synthetic), tvd_3way_model (same, original vs the fitted
-model's own marginals), seconds (mechanism + sampling, wall clock), peak_mib (max RSS of this
-process), versions, plus a `details` object. Progress goes to stderr.
+and prints one JSON line: tool, table, mechanism, epsilon, seed, tvd_3way (mean total-variation
+distance over the scored 3-way marginals, original vs synthetic: all of them, or on a wide table a
+fixed seeded sample of --max-scored-sets, named in `scored`; pgm_common.scored_column_sets),
+tvd_3way_model (same, original vs the fitted model's own marginals), seconds (mechanism +
+sampling, wall clock), peak_mib (max RSS of this process), versions, plus a `details` object.
+Progress goes to stderr.
 
 Why a driver of our own: the mbi 2.0 wheel ships estimators, not mechanisms, and the MST/AIM
 scripts in its repository target the 1.x API (FactoredInference, Dataset.load). The two
@@ -314,7 +318,7 @@ def run_mst(mbi: ModuleType, data: Any, rho: float, args: argparse.Namespace,
     marginal = model_marginal_fn(model1, args.marginals)
     pairs = list(itertools.combinations(attrs, 2))
     scores = {p: float(np.abs(counts(cdata, p) - marginal(p)).sum()) for p in pairs}
-    log(f"MST: selection model (total {total1:.1f}) and 91 pair scores in {time.perf_counter() - t0:.1f} s")
+    log(f"MST: selection model (total {total1:.1f}) and {len(pairs)} pair scores in {time.perf_counter() - t0:.1f} s")
     parent = {a: a for a in attrs}
 
     def root(a: str) -> str:
@@ -499,18 +503,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--marginals", choices=["numpy", "mbi"], default="numpy",
                         help="how the mechanisms compute model marginals (mbi = JIT per marginal)")
     parser.add_argument("--float32", action="store_true", help="leave JAX in float32")
-    parser.add_argument("--data-dir", default=str(pgm_common.DATA_DIR))
+    parser.add_argument("--data-dir", default=str(pgm_common.DATA_DIR),
+                        help="folder of adult_coded.csv, the table used when --data is not given")
+    parser.add_argument("--data", default=None,
+                        help="a coded table: CSV of integer codes with a header (default: adult_coded.csv in --data-dir)")
+    parser.add_argument("--domain", default=None,
+                        help="its domain JSON {column: number of codes} (default: the --data file's NAME-domain.json)")
+    parser.add_argument("--max-scored-sets", type=int, default=pgm_common.MAX_SCORED_SETS,
+                        help="score at most this many 3-way marginals (a fixed seeded sample beyond it; <=0: all)")
     args = parser.parse_args(argv)
     if args.final_iters is None:
         args.final_iters = 5000 if args.mechanism == "mst" else 1000
+    if args.data is None:
+        args.data, default_domain = map(str, pgm_common.adult_coded_paths(args.data_dir))
+    else:
+        default_domain = str(Path(args.data).with_name(Path(args.data).stem + "-domain.json"))
+    args.domain = args.domain or default_domain
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one mechanism on adult_coded, score it and print the JSON result line."""
+    """Run one mechanism on the coded table, score it and print the JSON result line."""
     args = parse_args(argv)
     mbi = import_mbi(x64=not args.float32)
-    codes, sizes = pgm_common.load_adult_coded(args.data_dir)
+    codes, sizes = pgm_common.load_coded(args.data, args.domain)
     columns = list(sizes)
     data = mbi.Dataset({c: codes[:, i] for i, c in enumerate(columns)}, mbi.Domain.fromdict(sizes))
     np.random.seed(args.seed)  # mbi samples and decompresses with numpy's global generator
@@ -525,13 +541,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"{args.mechanism}: mechanism + sampling {seconds:.1f} s; scoring")
 
     size_list = [sizes[c] for c in columns]
-    tvd = pgm_common.mean_kway_tvd(codes, synthetic, size_list, 3)
+    sets = pgm_common.scored_column_sets(len(columns), 3, args.max_scored_sets)
+    tvd = pgm_common.mean_kway_tvd(codes, synthetic, size_list, 3, sets)
     tvd_model = pgm_common.mean_kway_tvd_model(
-        codes, size_list, 3, lambda cols: outcome.model_marginal(tuple(columns[i] for i in cols))
+        codes, size_list, 3, lambda cols: outcome.model_marginal(tuple(columns[i] for i in cols)), sets
     )
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
         "tool": "mbi",
+        "table": Path(args.data).stem,
         "mechanism": args.mechanism,
         "epsilon": args.epsilon,
         "seed": args.seed,
@@ -539,6 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tvd_3way_model": round(tvd_model, 5),
         "seconds": round(seconds, 2),
         "peak_mib": round(peak_mib, 1),
+        "scored": pgm_common.describe_column_sets(len(columns), 3, sets),
         "versions": versions(),
         "details": {
             "delta": args.delta,

