@@ -87,7 +87,7 @@ from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
-from synth.model.junction_tree import BYTES_PER_CELL, model_size_mb
+from synth.model.junction_tree import BYTES_PER_CELL, JunctionTree, model_size_mb
 from synth.privacy import Notion, split_budget
 from synth.progress import Progress
 
@@ -445,13 +445,14 @@ class AIMEngine(EngineBase):
                 [derived.rewrite(m).attrs for m in measurements] + ties)
             scored = scored_subset(keys, draws, most)
 
-            def fits(key: Candidate) -> bool:
+            def fits(key: Candidate, tree: JunctionTree = tree, limit: float = limit,
+                     cliques: list[tuple[str, ...]] = cliques) -> bool:
                 c = shown[key]
                 return tree.containing(c) is not None or (
-                model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
-                and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
-                     or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
-                         and model_size_mb(model_domain, cliques + [c]) <= limit)))
+                    model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
+                    and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
+                         or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
+                             and model_size_mb(model_domain, cliques + [c]) <= limit)))
 
             allowed = [key for key in scored if fits(key)] or [key for key in keys if fits(key)]
             penalty = curator.expected_absolute_noise(rho_measure)
