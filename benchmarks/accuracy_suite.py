@@ -15,7 +15,11 @@ every run recorded against mbi's cached runs. mbi's side is computed separately,
 (it needs the reference venv /work/venvs/mbi, see benchmarks/reference_requirements.txt; mbi's
 AIM takes minutes to hours a run, so run it in the background, niced, one process at a time).
 Other options: ``--tables`` (a subset), ``--engines``, ``--timeout`` (seconds per synth run,
-recorded as "timeout" when exceeded), ``--reference-timeout``, ``--report-only``, ``--no-summary``.
+recorded as "timeout" when exceeded), ``--reference-timeout``, ``--report-only``, ``--no-summary``, and
+``--variant NAME=OPTIONS``: synth runs with engine options added to every profile (a JSON object, e.g.
+``compress='{"compress": true}'``), recorded under NAME and reported against the defaults on the seeds
+both ran, per table and as a geometric mean per half: how a candidate default is tried on the tuning
+half and then checked on the other.
 
 synth's side. Each run is a fresh process (``--child``, one BLAS thread) that writes the coded
 table as a text CSV and its complete public profile (every column categorical with its codes as
@@ -101,24 +105,29 @@ def append_run(path: Path, record: dict) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def key(record: dict) -> tuple[str, str, float, int]:
-    return record["table"], record["mechanism"], float(record["epsilon"]), int(record["seed"])
+def key(record: dict) -> tuple[str, str, float, int, str]:
+    return (record["table"], record["mechanism"], float(record["epsilon"]), int(record["seed"]),
+            record.get("variant", ""))
 
 
 # --------------------------------------------------------------------------------------------
 # synth's side
 # --------------------------------------------------------------------------------------------
 
-def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: float) -> dict:
-    """One synth run through the user's path (module docstring), scored; runs in a fresh process."""
+def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: float, variant: str = "",
+                options: dict | None = None) -> dict:
+    """One synth run through the user's path (module docstring), scored; runs in a fresh process.
+    ``variant``: a name for ``options``, engine options added to the profile's [engine_options]."""
     csv, domain_file = write_table(table)
     codes, sizes = load_coded(csv, domain_file)
     sets = scored_column_sets(len(sizes), 3)
     record: dict = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
                     "scored": describe_column_sets(len(sizes), 3, sets)}
+    if variant:
+        record.update(variant=variant, options=options or {})
     with tempfile.TemporaryDirectory(prefix=f"suite-{table}-") as folder:
         profile, out = Path(folder) / f"{table}.toml", Path(folder) / "out"
-        profile.write_text(coded_profile(sizes, epsilon, engine, {}))
+        profile.write_text(coded_profile(sizes, epsilon, engine, options or {}))
         command = [sys.executable, "-m", "synth", "run", str(csv), "--profile", str(profile), "--epsilon",
                    str(epsilon), "--engine", engine, "--seed", str(seed), "-o", str(out), "-q"]
         start = time.perf_counter()
@@ -168,22 +177,25 @@ def run_in_group(command: list[str], timeout: float) -> subprocess.CompletedProc
 
 
 def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
-               timeout: float, retry: bool) -> None:
-    """Every synth run not yet recorded (``retry``: also those that timed out or failed)."""
+               timeout: float, retry: bool, variant: str = "", options: dict | None = None) -> None:
+    """Every synth run not yet recorded (``retry``: also those that timed out or failed), with the
+    engine ``options`` of ``variant`` when one is named."""
     done = {key(r) for r in read_runs(SYNTH_RUNS) if r.get("status") == "ok" or not retry}
     for epsilon in epsilons:
         for seed in range(seeds):
             for table in tables:
                 for engine in engines:
-                    if (table, engine, float(epsilon), seed) in done:
+                    if (table, engine, float(epsilon), seed, variant) in done:
                         continue
                     command = [sys.executable, __file__, "--child", table, engine, str(epsilon), str(seed),
-                               str(timeout)]
+                               str(timeout), variant, json.dumps(options or {})]
                     finished = run_in_group(command, timeout + 1800)  # + the scoring
                     if finished is None or finished.returncode != 0:
                         why = "scoring did not finish" if finished is None else finished.stderr[-2000:]
                         record = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon,
                                   "seed": seed, "status": "failed", "message": why}
+                        if variant:
+                            record.update(variant=variant, options=options or {})
                     else:
                         record = json.loads(finished.stdout.strip().splitlines()[-1])
                     append_run(SYNTH_RUNS, record)
@@ -191,7 +203,8 @@ def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence
 
 
 def progress_line(record: dict) -> str:
-    head = f"{record['tool']:5s} {record['table']:12s} {record['mechanism']} eps={record['epsilon']:<4g} seed={record['seed']}"
+    name = record["mechanism"] + (f" [{record['variant']}]" if record.get("variant") else "")
+    head = f"{record['tool']:5s} {record['table']:12s} {name} eps={record['epsilon']:<4g} seed={record['seed']}"
     if record.get("status") != "ok":
         detail = record.get("message", "").strip().splitlines()[-1:] or [f"{record.get('seconds', 0):.0f} s"]
         return f"{head} {record.get('status')}: {detail[0]}"
@@ -219,7 +232,7 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
                 recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
                 done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
                 stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
-                if (table, engine, float(epsilon), seed) in done or (table, engine, float(epsilon)) in stalled:
+                if (table, engine, float(epsilon), seed, "") in done or (table, engine, float(epsilon)) in stalled:
                     continue
                 csv, domain_file = write_table(table)
                 command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
@@ -277,7 +290,8 @@ def resources(entry: dict | None) -> str:
 
 def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str], dict]:
     """The markdown report and the ratios {(ε, engine): {table: synth/mbi}}."""
-    synth, mbi = grouped(read_runs(SYNTH_RUNS)), grouped(read_runs(REFERENCE_RUNS))
+    synth = grouped(r for r in read_runs(SYNTH_RUNS) if not r.get("variant"))
+    mbi = grouped(read_runs(REFERENCE_RUNS))
     shapes = {}
     for table in tables:
         csv, domain_file = write_table(table)
@@ -312,6 +326,40 @@ def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str],
                 parts.append(f"{math.exp(np.mean(np.log(values))):.3f} (n = {len(values)})" if values else "—")
             lines.append(f"| {epsilon:g} | {engine} | {parts[0]} | {parts[1]} |")
     return lines, ratios
+
+
+def variant_report(tables: Sequence[str], epsilons: Sequence[float]) -> list[str]:
+    """Each variant recorded (``--variant``) against synth's defaults, on the seeds both have run:
+    mean 3-way TVD per table and ε, and the geometric mean of variant / default per half."""
+    runs = read_runs(SYNTH_RUNS)
+    variants = sorted({r["variant"] for r in runs if r.get("variant")})
+    if not variants:
+        return []
+    ok = {key(r): r["tvd_3way"] for r in runs if r.get("status") == "ok"}
+    lines = ["", "Variants against synth's defaults (mean 3-way TVD over the seeds both ran; ratio variant / default):",
+             "", "| variant | engine | ε | table | half | default | variant | ratio |",
+             "| --- | --- | ---: | --- | --- | --- | --- | ---: |"]
+    means: dict[tuple[str, str, float, str], list[float]] = defaultdict(list)
+    for variant in variants:
+        for engine in ENGINES:
+            for epsilon in epsilons:
+                for table in tables:
+                    seeds = [k[3] for k in ok if k[:3] == (table, engine, float(epsilon)) and k[4] == variant
+                             and (table, engine, float(epsilon), k[3], "") in ok]
+                    if not seeds:
+                        continue
+                    base = float(np.mean([ok[(table, engine, float(epsilon), s, "")] for s in seeds]))
+                    mine = float(np.mean([ok[(table, engine, float(epsilon), s, variant)] for s in seeds]))
+                    half = BY_NAME[table].half
+                    means[(variant, engine, epsilon, half)].append(mine / base)
+                    lines.append(f"| {variant} | {engine} | {epsilon:g} | {table} | {half} | {base:.4f} ×{len(seeds)} | "
+                                 f"{mine:.4f} | {mine / base:.3f} |")
+    lines += ["", "| variant | engine | ε | tuning half | checking half |", "| --- | --- | ---: | --- | --- |"]
+    for (variant, engine, epsilon) in sorted({k[:3] for k in means}):
+        parts = [f"{math.exp(np.mean(np.log(v))):.3f} (n = {len(v)})" if (v := means.get((variant, engine, epsilon, h)))
+                 else "—" for h in ("tuning", "checking")]
+        lines.append(f"| {variant} | {engine} | {epsilon:g} | {parts[0]} | {parts[1]} |")
+    return lines
 
 
 def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None:
@@ -369,14 +417,22 @@ def main() -> None:
     parser.add_argument("--retry", action="store_true", help="run again the runs that timed out or failed")
     parser.add_argument("--report-only", action="store_true", help="no runs: report what is recorded")
     parser.add_argument("--no-summary", action="store_true", help="do not append to RESULTS.md nor draw the plot")
+    parser.add_argument("--variant", default="", metavar="NAME=OPTIONS",
+                        help='synth runs with these engine options, recorded under NAME and reported against the '
+                             'defaults, e.g. compress=\'{"compress": true}\'')
     parser.add_argument("--note", default="", help="a sentence added to the RESULTS.md entry (e.g. how the runs were made)")
     args = parser.parse_args()
     if args.references:
         reference_side(args.tables, args.engines, args.epsilons, args.seeds, args.reference_timeout, args.retry)
         return
+    variant, _, options = args.variant.partition("=")
+    if variant and not options:
+        parser.error("--variant needs NAME=OPTIONS, the options as a JSON object")
     if not args.report_only:
-        synth_side(args.tables, args.engines, args.epsilons, args.seeds, args.timeout, args.retry)
+        synth_side(args.tables, args.engines, args.epsilons, args.seeds, args.timeout, args.retry, variant,
+                   json.loads(options) if options else None)
     lines, ratios = report(args.tables, args.epsilons)
+    lines += variant_report(args.tables, args.epsilons)
     print("\n".join(lines))
     if not args.no_summary:
         append_results(lines, args.note)
@@ -385,7 +441,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        table, engine, epsilon, seed, timeout = sys.argv[2:7]
-        print(json.dumps(synth_child(table, engine, float(epsilon), int(seed), float(timeout))))
+        table, engine, epsilon, seed, timeout, variant, options = sys.argv[2:9]
+        print(json.dumps(synth_child(table, engine, float(epsilon), int(seed), float(timeout), variant,
+                                     json.loads(options))))
     else:
         main()
