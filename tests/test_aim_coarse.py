@@ -46,7 +46,7 @@ def test_aim_reads_its_coarse_groups_from_the_first_columns_noisy_total(monkeypa
     from synth.engines import aim
     codes, domain = _threshold_table()  # 6,000 rows; x has 60 codes
     monkeypatch.setattr(aim, "ROWS_OF_RULE", 1000)  # as if 6 times adult_coded's rows: 96 groups, more than
-    engine = make_engine("aim", {"workload": "2-way"})  # half x's codes, so no coarse candidate at all
+    engine = make_engine("aim", {"workload": "2-way", "compress": False})  # half x's codes: no coarse candidate
     result = engine.describe(curator_for(codes, domain, 0.1, delta=1e-6), SILENT)
     assert not any(m.coarsening for m in result.measurements)
     monkeypatch.setattr(aim, "ROWS_OF_RULE", 6000 * 3)  # a third of the rule's rows: still 16 groups
@@ -67,7 +67,7 @@ def _threshold_table(rows: int = 6000, seed: int = 0) -> tuple[np.ndarray, Domai
 def _coarse_error(codes: np.ndarray, domain: Domain, options: dict, seed: int) -> tuple[float, int]:
     """TVD of the (x in 6 equal stretches, y) table between the data and 6000 synthetic rows, and
     how many measurements were coarse."""
-    engine = make_engine("aim", {"workload": "2-way", **options})
+    engine = make_engine("aim", {"workload": "2-way", "compress": False, **options})  # x keeps its 60 codes
     result = engine.describe(curator_for(codes, domain, 0.1, delta=1e-6, seed=seed), SILENT)
     model = engine.build_model(domain, result)
     rows = model.sample(len(codes), np.random.default_rng(seed))
@@ -91,7 +91,7 @@ def test_coarse_candidates_recover_a_coarse_relation_that_the_fine_table_hides()
 
 def test_a_coarse_release_round_trips_and_generates_on_the_original_columns():
     codes, domain = _threshold_table()
-    engine = make_engine("aim", {"workload": "2-way", "coarse_groups": [8, 4]})
+    engine = make_engine("aim", {"workload": "2-way", "coarse_groups": [8, 4], "compress": False})
     result = engine.describe(curator_for(codes, domain, 0.5, delta=1e-6), SILENT)
     assert engine.options["coarse_groups"] == [8, 4]
     coarse = [m for m in result.measurements if m.coarsening]

@@ -43,13 +43,16 @@ measured where it shows, e.g. age × hours-per-week × income on 16 groups of ag
 model holds a measured coarse column as a derived column (``synth.model.derived``), so a coarse
 table costs the model what it measured, not the full table.
 
-With ``compress`` (the AIM authors' advice for domains with rare values), the 1-way measurements
-also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
+With ``compress`` (on unless set false; the AIM authors' advice for domains with rare values), the
+1-way measurements also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
 three noise deviations, ``synth.model.compression``): they are merged into one code, the workload
 is resolved and every later selection and measurement is made on the merged codes, and the
 Description records the maps and, as ``expansion`` in the engine output, the merged codes' noisy
 1-way counts clipped at zero: generation spreads a merged code over its codes in proportion to
-them (post-processing of the charged 1-way measurements), not evenly.
+them (post-processing of the charged 1-way measurements), not evenly. On the accuracy suite
+(benchmarks/accuracy_suite.py: 12 coded public tables, ε = 1, seeds 0–2, mean 3-way TVD through
+``synth run``) it scored better than without on all 12: the geometric mean of the ratio was 0.887
+on the tuning half and 0.961 on the checking half (from 0.79 on car, 70 columns, to 0.996).
 """
 
 from __future__ import annotations
@@ -297,7 +300,7 @@ class AIMOptions(EngineOptions):
     max_model_size: float = 80.0
     rounds: int | None = None
     iterations: int | None = None
-    compress: bool = False
+    compress: bool = True
     coarse_groups: Any = "auto"
     scored_per_round: int | None = None
 
