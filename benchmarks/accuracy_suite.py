@@ -105,6 +105,11 @@ def append_run(path: Path, record: dict) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
+def tagged(record: dict, variant: str, options: dict | None) -> dict:
+    """``record`` with the variant's name and engine options, when a variant is named."""
+    return {**record, "variant": variant, "options": options or {}} if variant else record
+
+
 def key(record: dict) -> tuple[str, str, float, int, str]:
     return (record["table"], record["mechanism"], float(record["epsilon"]), int(record["seed"]),
             record.get("variant", ""))
@@ -121,10 +126,8 @@ def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: flo
     csv, domain_file = write_table(table)
     codes, sizes = load_coded(csv, domain_file)
     sets = scored_column_sets(len(sizes), 3)
-    record: dict = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
-                    "scored": describe_column_sets(len(sizes), 3, sets)}
-    if variant:
-        record.update(variant=variant, options=options or {})
+    record = tagged({"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
+                     "scored": describe_column_sets(len(sizes), 3, sets)}, variant, options)
     with tempfile.TemporaryDirectory(prefix=f"suite-{table}-") as folder:
         profile, out = Path(folder) / f"{table}.toml", Path(folder) / "out"
         profile.write_text(coded_profile(sizes, epsilon, engine, options or {}))
@@ -192,10 +195,8 @@ def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence
                     finished = run_in_group(command, timeout + 1800)  # + the scoring
                     if finished is None or finished.returncode != 0:
                         why = "scoring did not finish" if finished is None else finished.stderr[-2000:]
-                        record = {"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon,
-                                  "seed": seed, "status": "failed", "message": why}
-                        if variant:
-                            record.update(variant=variant, options=options or {})
+                        record = tagged({"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon,
+                                         "seed": seed, "status": "failed", "message": why}, variant, options)
                     else:
                         record = json.loads(finished.stdout.strip().splitlines()[-1])
                     append_run(SYNTH_RUNS, record)
