@@ -79,6 +79,14 @@ def test_default_path_engines_run_on_every_shape(shape, engine):
         assert {c for c in df.columns if c.startswith("n")} <= set(description.compression)  # merged by default
 
 
+def test_aim_says_on_the_console_when_no_3_way_marginal_fits():
+    df = SHAPES["all-numeric"]  # 33+ codes a column: with every code kept, no 3-way marginal fits
+    profile = replace(_public_profile(df, "aim"), engine_options={"compress": False})
+    console = io.StringIO()
+    synth.describe(df, profile, report_to=console)
+    assert "note: aim: no 3-way marginal has at most max_cells" in console.getvalue()
+
+
 def test_a_small_all_numeric_table_runs_without_a_profile_when_rough_domains_are_accepted():
     # 574 rows, a date and five numbers, zero-config at ε = 1: the date's years do not clear the
     # noise (lost: the run would stop and say so); accepted, it is left out, the numbers' rough
