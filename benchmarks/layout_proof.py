@@ -2,8 +2,9 @@
 and the SHA-256 of every file they write and of their console messages.
 
 Run it on two checkouts (e.g. main and a branch that moves modules) and compare the digest files;
-they must be identical. The commands run ``python -m synth`` from the checkout this script belongs
-to (its root first on PYTHONPATH), on slices of the shared Adult tables, with fixed seeds:
+they must be identical. The commands run synth's command line from the checkout this script
+belongs to (its root first on PYTHONPATH), on slices of the shared Adult tables, with fixed seeds
+(and PYTHONHASHSEED=0), the clock that stamps a Description's ``created`` pinned to 2000-01-01:
 
     python benchmarks/layout_proof.py --out /tmp/before.txt       # on main
     python benchmarks/layout_proof.py --out /tmp/after.txt        # on the branch
@@ -32,6 +33,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = 3000  # rows of each slice: small enough for a busy machine, large enough for every engine
+
+# ``python -m synth`` with the clock of the Description's ``created`` stamp pinned (2000-01-01 UTC): the
+# one value in the files that changes from run to run (the manifest and the model file restate it)
+LAUNCHER = """
+import sys
+from datetime import datetime
+
+class PinnedClock(datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return datetime(2000, 1, 1, tzinfo=tz)
+
+import synth
+sys.modules[synth.Description.__module__].datetime = PinnedClock
+from synth.cli import main
+sys.exit(main())
+"""
 
 TIMES = [
     re.compile(r"\[\d+:\d+(?::\d+)?<[^\]]*\]"),  # tqdm: [00:01<00:02, 3.4it/s]
@@ -127,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = work / name
             folder.mkdir()
             for i, command in enumerate(commands):
-                done = subprocess.run([sys.executable, "-m", "synth", *command], cwd=folder, env=env,
+                done = subprocess.run([sys.executable, "-c", LAUNCHER, *command], cwd=folder, env=env,
                                       capture_output=True, check=False)
                 for stream, raw in (("stdout", done.stdout), ("stderr", done.stderr)):
                     masked = mask(raw.decode("utf-8", errors="replace"), work)
