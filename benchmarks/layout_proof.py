@@ -14,8 +14,8 @@ Console text is masked before it is hashed, and only where it legitimately varie
 folder's absolute path (``<WORK>``), the checkout's (``<REPO>``), durations (a number followed by
 s, ms, min or it/s, and tqdm's ``[mm:ss<mm:ss, ...]`` brackets, become ``<TIME>``), and progress
 bars: which of a bar's frames get drawn depends on the machine's speed, so each frame becomes
-``<BAR description /total>``, the spaces that clear a finished bar are dropped, and a run of equal
-lines is kept once. Output files are hashed as written, unmasked. ``--transcript`` keeps the
+``<BAR description /total>`` (``<BAR description>`` for a bar without a total), the spaces that
+clear a finished bar are dropped, and a run of equal lines is kept once. Output files are hashed as written, unmasked. ``--transcript`` keeps the
 masked console text for reading.
 """
 
@@ -57,7 +57,8 @@ TIMES = [
 ]
 
 
-BAR = re.compile(r"^(?P<desc>.*?):? *\d+%\|[^|]*\| *\d+/(?P<total>\d+)\b.*$")
+BAR = re.compile(r"^(?P<desc>.*?):? *\d+%\|[^|]*\| *\d+/(?P<total>\d+)\b.*$")  # tqdm with a total
+COUNTER = re.compile(r"^(?P<desc>.*?):? *\d+it \[.*$")  # tqdm without one: "reading: 3it [00:01, 2.1it/s]"
 
 
 def mask(text: str, work: Path) -> str:
@@ -65,8 +66,11 @@ def mask(text: str, work: Path) -> str:
     lines: list[str] = []
     for segment in re.split(r"[\r\n]", text):
         bar = BAR.match(segment)
+        counter = COUNTER.match(segment)
         if bar:
             segment = f"<BAR {bar['desc']} /{bar['total']}>"
+        elif counter:
+            segment = f"<BAR {counter['desc']}>"
         elif segment and not segment.strip():
             continue  # the spaces that clear a finished bar
         for pattern in TIMES:
