@@ -154,7 +154,7 @@ def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: flo
 def synth_model_error(codes: np.ndarray, sizes: dict[str, int], path: Path, sets: list) -> dict:
     """The saved model's error over the scored sets (pgm_benchmark.model_column), when the model's
     columns are the table's with the same codes; else why not."""
-    from synth.model.domain import Domain
+    from synth.columns.domain import Domain
     from synth.model.store import read_model
 
     model, _, _ = read_model(path)

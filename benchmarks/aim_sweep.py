@@ -34,13 +34,13 @@ DELTA = 1e-9
 
 def run(epsilon: float, seed: int, options: dict, measure_share: float | None, label: str) -> dict:
     import synth.engines.aim as aim
-    from synth.curator import CountRelease, Curator
+    from synth.columns.domain import Domain
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
-    from synth.model.domain import Domain
     from synth.model.matching import sample_codes
-    from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.privacy.curator import CountRelease, Curator
+    from synth.privacy.neighbours import Neighbouring
     from synth.progress import SILENT
 
     if measure_share is not None:

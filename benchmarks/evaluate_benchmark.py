@@ -22,8 +22,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import (MILLION, OUT, RESULTS, demo_paths, measure, million_row_table,  # noqa: E402
-                            print_timing, timing_heading, timing_row)
+from run_benchmarks import (  # noqa: E402
+    MILLION,
+    OUT,
+    RESULTS,
+    demo_paths,
+    measure,
+    million_row_table,
+    print_timing,
+    timing_heading,
+    timing_row,
+)
 
 
 def synthetic_table(csv: Path, profile: Path) -> tuple[Path, Path]:

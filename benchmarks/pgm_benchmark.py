@@ -69,13 +69,13 @@ CASES = {
 
 def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One synth run in this process: describe under DP, fit, sample, score."""
-    from synth.curator import CountRelease, Curator
+    from synth.columns.domain import Domain
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
-    from synth.model.domain import Domain
     from synth.model.matching import sample_codes
-    from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.privacy.curator import CountRelease, Curator
+    from synth.privacy.neighbours import Neighbouring
     from synth.progress import SILENT
 
     _, engine_name, options = CASES[case]

@@ -55,12 +55,12 @@ DATASYNTHESIZER_PYTHON = Path("/work/venvs/ds/bin/python")
 
 def run_synth(case: str, epsilon: float, seed: int) -> dict:
     """One run in this process: describe under DP, build the model, sample, score."""
-    from synth.curator import CountRelease, Curator
+    from synth.columns.domain import Domain
     from synth.engines import make_engine
-    from synth.model.domain import Domain
     from synth.model.matching import sample_codes
-    from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.privacy.curator import CountRelease, Curator
+    from synth.privacy.neighbours import Neighbouring
     from synth.progress import SILENT
 
     codes, sizes = load_adult_coded()
@@ -95,7 +95,7 @@ def run_synth_raw(case: str, epsilon: float, seed: int) -> dict:
     import pandas as pd
 
     from synth.api import describe, resolve_profile
-    from synth.generate import generate
+    from synth.generation.generate import generate
 
     original = pd.read_csv(RAW_DATA, dtype=str, keep_default_na=False)
     start = time.perf_counter()
@@ -110,7 +110,7 @@ def run_synth_raw(case: str, epsilon: float, seed: int) -> dict:
 
 def _raw_scores(original, synthetic) -> dict:
     """Mean k-way TVDs of a synthetic version of adult.csv, both tables on the demo profile's codes."""
-    from synth.profile import load_profile
+    from synth.domains.profile import load_profile
 
     schema = load_profile(RAW_PROFILE).schema
     codes, _ = schema.encode(original)

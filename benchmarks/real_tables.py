@@ -66,7 +66,7 @@ detail also gives how many times wider than the original's 1st-99th percentile r
 Fidelity, on one discretisation per table drafted from the original (like SDMetrics), the same for
 every release of that table so that releases compare: the one ``synth evaluate`` scores on
 (``synth.evaluate.discretisation``), with each column's kind read from the original's cells as a
-drafted profile reads it (``synth.cells.infer_kinds``):
+drafted profile reads it (``synth.columns.cells.infer_kinds``):
 
 * a numeric or date column: up to 20 bins at the original's quantiles (the 5 %, 10 %, ..., 95 %
   points; repeated edges merge), values outside fall in the end bins;
@@ -119,14 +119,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from pgm_common import marginal_counts, tvd  # noqa: E402
-
-from synth.cells import infer_kinds  # noqa: E402
-from synth.encoding import encode_column  # noqa: E402
-from synth.evaluate.discretisation import QUANTILE_BINS, TOP_VALUES, draft_discretisation  # noqa: E402
-from synth.kinds import Kind  # noqa: E402
-from synth.column import Column  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
+
+from synth.columns.cells import infer_kinds  # noqa: E402
+from synth.columns.column import Column  # noqa: E402
+from synth.columns.encoding import encode_column  # noqa: E402
+from synth.columns.kinds import Kind  # noqa: E402
+from synth.evaluate.discretisation import QUANTILE_BINS, TOP_VALUES, draft_discretisation  # noqa: E402
 
 WORK = HERE / "out" / "real_tables"
 PROFILES = HERE / "real_profiles"

@@ -41,13 +41,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from synth.curator import CountRelease, Curator
+    from synth.columns.domain import Domain
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
-    from synth.model.domain import Domain
     from synth.model.matching import sample_codes
-    from synth.neighbours import Neighbouring
     from synth.privacy import Accountant, Budget, SeededNoise
+    from synth.privacy.curator import CountRelease, Curator
+    from synth.privacy.neighbours import Neighbouring
     from synth.progress import Progress
 
     codes, sizes = widened_adult_coded()

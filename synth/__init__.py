@@ -22,10 +22,10 @@ __version__ = "0.1.0"
 
 _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(("RunResult", "describe", "draft_profile", "evaluate", "resolve_profile", "run"), "synth.api"),
-    **dict.fromkeys(("Description", "load_description", "save_description"), "synth.description"),
+    **dict.fromkeys(("Description", "load_description", "save_description"), "synth.release.description"),
     "SynthError": "synth.errors",
-    **dict.fromkeys(("FittedModel", "fit", "generate", "load_model"), "synth.generate"),
-    **dict.fromkeys(("Profile", "load_profile", "save_profile"), "synth.profile"),
+    **dict.fromkeys(("FittedModel", "fit", "generate", "load_model"), "synth.generation.generate"),
+    **dict.fromkeys(("Profile", "load_profile", "save_profile"), "synth.domains.profile"),
 }
 
 __all__ = [
@@ -36,10 +36,10 @@ __all__ = [
 
 if TYPE_CHECKING:  # what type checkers see: the names as if imported here
     from synth.api import RunResult, describe, draft_profile, evaluate, resolve_profile, run
-    from synth.description import Description, load_description, save_description
+    from synth.domains.profile import Profile, load_profile, save_profile
     from synth.errors import SynthError
-    from synth.generate import FittedModel, fit, generate, load_model
-    from synth.profile import Profile, load_profile, save_profile
+    from synth.generation.generate import FittedModel, fit, generate, load_model
+    from synth.release.description import Description, load_description, save_description
 
 
 def __getattr__(name: str) -> Any:
@@ -57,8 +57,8 @@ def __dir__() -> list[str]:
 
 class _Package(ModuleType):
     """The package's module type. Importing a submodule sets it as an attribute of the package; the
-    submodules ``synth.generate`` and ``synth.evaluate`` share their names with public verbs, and
-    must not replace the verbs (``synth.generate(description, rows)`` stays the function)."""
+    subpackage ``synth.evaluate`` shares its name with a public verb, and must not replace the verb
+    (``synth.evaluate(original, synthetic)`` stays the function)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _HOMES and isinstance(value, ModuleType):

@@ -23,21 +23,21 @@ import numpy as np
 import pandas as pd
 
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
-from synth.describer import check_draft_data, make_accountant, stopped_after_spending
-from synth.describer import describe as _describe
-from synth.description import Description, load_description, save_description
-from synth.drafting import PROFILE_SHARE, draft_profile_under_dp
-from synth.drafting import draft_profile as _draft_from_data
+from synth.domains.drafting import PROFILE_SHARE, draft_profile_under_dp
+from synth.domains.drafting import draft_profile as _draft_from_data
+from synth.domains.profile import Profile, load_profile
 from synth.errors import BudgetError, ModelFileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
-from synth.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
-from synth.manifest import build_manifest, save_manifest
+from synth.generation.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.model.interface import Model
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
-from synth.profile import Profile, load_profile
 from synth.progress import SILENT, Progress
-from synth.tableio import parquet_available, read_table, read_table_chunks, write_table, write_table_chunks
+from synth.release.describer import check_draft_data, make_accountant, stopped_after_spending
+from synth.release.describer import describe as _describe
+from synth.release.description import Description, load_description, save_description
+from synth.release.manifest import build_manifest, save_manifest
+from synth.tables.tableio import parquet_available, read_table, read_table_chunks, write_table, write_table_chunks
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
@@ -258,12 +258,12 @@ def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, e
                   report_to: TextIO | None = sys.stderr) -> Profile:
     """A release profile for a person to review, for the table ``data`` (a DataFrame or a file).
 
-    With ``epsilon``: drafted **under DP** (``synth.drafting.draft_profile_under_dp``): kinds,
+    With ``epsilon``: drafted **under DP** (``synth.domains.drafting.draft_profile_under_dp``): kinds,
     domains and shapes found from noisy counts with at most ``share`` of the budget (``epsilon``,
     ``delta``; default delta 1e-9), written as dp-estimated with the domains found, and a record of
     what was spent, which ``run`` or ``describe`` with the profile charges first (they spend the
     rest, so the two steps stay within the budget). The findings per column and notes go to
-    ``report_to``. Without ``epsilon``: every domain is read from the data (``synth.drafting.
+    ``report_to``. Without ``epsilon``: every domain is read from the data (``synth.domains.drafting.
     draft_profile``), marked data-derived: not DP, to be replaced with public knowledge.
     """
     if epsilon is None:

@@ -26,9 +26,9 @@ from synth.files import check_writable
 
 if TYPE_CHECKING:
     from synth.api import RunResult
-    from synth.description import Description
     from synth.evaluate import Evaluation
     from synth.progress import Progress
+    from synth.release.description import Description
 
 DEMO_TARGET = "income"
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
@@ -83,7 +83,7 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
 def _source(args: argparse.Namespace, progress: Progress, path: Path | None = None, which: str = ""):
     """The data file (``path``, else ``args.data``) with its counting backend; which backend runs is
     said on the console (for the ``which`` table, when given)."""
-    from synth.backends.source import TableSource
+    from synth.tables.source import TableSource
 
     source = TableSource(str(args.data if path is None else path), args.backend, args.spark_master)
     backend, why = source.resolved()
@@ -246,8 +246,8 @@ def cmd_demo(args: argparse.Namespace, progress: Progress) -> None:
 
 def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
+    from synth.domains.profile import save_profile
     from synth.errors import BudgetError
-    from synth.profile import save_profile
 
     check_writable(args.out, args.force)  # before anything is read or spent
     markers = _markers(args)
@@ -264,7 +264,7 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
                   "knowledge and mark them source = \"public\". Better: draft it under DP, `synth profile "
                   f"{args.data} --epsilon 1 -o {args.out}` (a share of the release's budget, charged by the run).")
         return
-    from synth.drafting import PROFILE_SHARE
+    from synth.domains.drafting import PROFILE_SHARE
 
     source = _source(args, progress)
     try:
@@ -291,7 +291,7 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 
 def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
-    from synth.description import save_description
+    from synth.release.description import save_description
 
     check_writable(args.out, args.force)
     source = _source(args, progress)
@@ -310,8 +310,8 @@ def cmd_describe(args: argparse.Namespace, progress: Progress) -> None:
 
 def _conditions(texts: list[str]) -> dict[str, str]:
     """``--condition`` texts as {column: value}; ConditionError for a malformed one or a column named twice."""
-    from synth.conditions import parse_condition
     from synth.errors import ConditionError
+    from synth.generation.conditions import parse_condition
 
     conditions: dict[str, str] = {}
     for text in texts:
@@ -324,10 +324,10 @@ def _conditions(texts: list[str]) -> dict[str, str]:
 
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
-    from synth.conditions import read_conditions
-    from synth.description import load_description
+    from synth.generation.conditions import read_conditions
     from synth.model.sampling import check_sampling
-    from synth.tableio import check_table_output, write_table_chunks
+    from synth.release.description import load_description
+    from synth.tables.tableio import check_table_output, write_table_chunks
 
     check_table_output(args.out, args.force)  # before any work
     check_sampling(args.sampling)
@@ -360,8 +360,8 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
-    from synth.description import load_description
     from synth.inspect import inspect_report, inspect_text
+    from synth.release.description import load_description
 
     description = load_description(args.description)
     if args.report is None:

@@ -5,5 +5,5 @@ Only plain constants: nothing here reads data or imports anything.
 """
 
 DEFAULT_DELTA_WITHOUT_PROFILE = 1e-9  # delta of a release made without a profile and without --delta
-MAX_DELTA = 1e-4  # the largest delta a profile accepts without accept_large_delta (see synth.profile)
+MAX_DELTA = 1e-4  # the largest delta a profile accepts without accept_large_delta (see synth.domains.profile)
 FIT_ITERATIONS = 1000  # graphical-model fitting iterations before sampling (`synth generate --iterations`)

@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from synth.backends.base import CountingTable, MemoryTable
-from synth.backends.source import TableSource
-from synth.cells import classify_cells, classify_shapes, parse_values, text_counts, weighted_bincount
-from synth.describer import describe
-from synth.drafting import draft_profile
-from synth.kinds import Kind
-from synth.profile import Profile
-from synth.schema import Schema
-from synth.tableio import read_table
+from synth.columns.cells import classify_cells, classify_shapes, parse_values, text_counts, weighted_bincount
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import Profile
+from synth.release.describer import describe
+from synth.tables.counting import CountingTable, MemoryTable
+from synth.tables.source import TableSource
+from synth.tables.tableio import read_table
 
 MARKERS = ("", "NA", "<NULL>")
 SPARK_MASTER = "local[2]"  # tests run Spark in local mode

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.engines.aim import ROWS_OF_RULE, coarse_groups_for, coarse_map
 from synth.errors import EngineError
-from synth.measurement import group_table
-from synth.model.domain import Domain
+from synth.privacy.measurement import group_table
 from synth.progress import SILENT
 from tests.test_engines import curator_for
 

@@ -8,12 +8,18 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.errors import DescriptionError, EngineError
-from synth.measurement import Measurement
-from synth.model.compression import ExpandedModel, compress_one_way, compressed_sizes, expand_marginal, expansion_weights
-from synth.model.domain import Domain
+from synth.model.compression import (
+    ExpandedModel,
+    compress_one_way,
+    compressed_sizes,
+    expand_marginal,
+    expansion_weights,
+)
 from synth.model.store import read_model, write_model
+from synth.privacy.measurement import Measurement
 from synth.progress import SILENT
 from tests.test_engines import curator_for
 

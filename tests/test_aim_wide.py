@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synth.curator import Curator
+from synth.columns.domain import Domain
 from synth.engines import aim, make_engine
 from synth.engines.aim import RoundClock, scored_subset
 from synth.errors import EngineError
-from synth.model.domain import Domain
+from synth.privacy.curator import Curator
 from synth.progress import SILENT
 from tests.test_engines import curator_for
 

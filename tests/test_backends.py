@@ -24,15 +24,15 @@ from backend_cases import (
 )
 from hypothesis import HealthCheck, given, settings
 
-from synth.backends.base import BackendUnavailable
-from synth.backends.source import TableSource
 from synth.cli import main
-from synth.curator import CountRelease, Curator
+from synth.columns.domain import Domain
 from synth.errors import InputFileError
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.tableio import read_table
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
+from synth.tables.counting import BackendUnavailable
+from synth.tables.source import TableSource
+from synth.tables.tableio import read_table
 
 pytest.importorskip("duckdb")
 BACKENDS = ["duckdb"]
@@ -124,7 +124,7 @@ def test_run_on_duckdb_writes_the_memory_release_and_says_which_backend_runs(tmp
 
 def test_auto_counts_large_files_on_duckdb_and_small_ones_in_memory(adult_files: dict[str, Path], monkeypatch) -> None:
     assert TableSource(str(adult_files["csv"])).resolved()[0] == "memory"
-    monkeypatch.setattr("synth.backends.source.AUTO_BYTES", {"csv": 1000, "parquet": 1000})
+    monkeypatch.setattr("synth.tables.source.AUTO_BYTES", {"csv": 1000, "parquet": 1000})
     backend, why = TableSource(str(adult_files["parquet"])).resolved()
     assert backend == "duckdb" and "above" in why
 

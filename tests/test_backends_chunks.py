@@ -14,9 +14,9 @@ import pytest
 
 import synth
 from synth.cli import main
-from synth.description import save_description
-from synth.generate import FittedModel, fit
-from synth.tableio import read_table, write_table_chunks
+from synth.generation.generate import FittedModel, fit
+from synth.release.description import save_description
+from synth.tables.tableio import read_table, write_table_chunks
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def read_table_of(df: pd.DataFrame, path: Path) -> pd.DataFrame:
 
 
 def test_generate_writes_many_chunks(fitted: FittedModel, tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(sys.modules["synth.generate"], "CHUNK_ROWS", 400)
+    monkeypatch.setattr(sys.modules["synth.generation.generate"], "CHUNK_ROWS", 400)
     description = save_description(fitted.description, tmp_path / "description.json")
     assert main(["generate", str(description), "--rows", "1500", "--seed", "2", "-o", str(tmp_path / "s.parquet")]) == 0
     assert "wrote 1,500 synthetic rows" in capsys.readouterr().out
@@ -69,7 +69,7 @@ def test_synth_run_writes_a_table_of_many_chunks_without_holding_it(tmp_path: Pa
                                                                     seed: int | None) -> None:
     """Above CHUNK_ROWS, `run` samples and writes chunk by chunk: it returns no table, counts the
     rows, and its CSV and Parquet files hold the same rows (one seed for both, even unseeded)."""
-    monkeypatch.setattr(importlib.import_module("synth.generate"), "CHUNK_ROWS", 1000)  # the module, not synth.generate()
+    monkeypatch.setattr(importlib.import_module("synth.generation.generate"), "CHUNK_ROWS", 1000)  # the module, not synth.generate()
     table = pd.read_csv(Path(synth.__file__).parent / "data" / "adult.csv.gz", dtype=str).iloc[:3000]
     result = synth.run(table, tmp_path / "out", epsilon=2.0, delta=1e-6, engine="mst", rows=2500, seed=seed,
                        report_to=None)
@@ -93,9 +93,9 @@ def test_a_column_that_can_be_missing_has_one_dtype_in_every_chunk(tmp_path: Pat
     # An integer column with a missing code whose first chunk drew no missing cell was int64 there
     # and Int64 later: Parquet kept the first chunk's dtype, so the file read back as floats (40.0)
     # where the CSV said 40 (an unseeded run of the test above failed so, now and then).
-    from synth.column import Column
-    from synth.encoding import decode_column
-    from synth.kinds import Kind
+    from synth.columns.column import Column
+    from synth.columns.encoding import decode_column
+    from synth.columns.kinds import Kind
 
     rng = np.random.default_rng(0)
     number = Column("n", Kind.INTEGER, lower=0, upper=9, bins=10, missing=True)

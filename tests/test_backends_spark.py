@@ -23,9 +23,9 @@ from backend_cases import (
 )
 from hypothesis import HealthCheck, given, settings
 
-from synth.backends.base import BackendUnavailable
-from synth.backends.spark_table import spark_session
-from synth.tableio import read_table
+from synth.tables.counting import BackendUnavailable
+from synth.tables.spark_table import spark_session
+from synth.tables.tableio import read_table
 
 pytest.importorskip("pyspark")
 pytestmark = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.bounds import EXACT_INTEGERS, locate_bounds
-from synth.cells import datetime_to_seconds, parse_values
-from synth.curator import CountRelease
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
+from synth.columns.cells import datetime_to_seconds, parse_values
+from synth.columns.kinds import Kind
+from synth.domains.bounds import EXACT_INTEGERS, locate_bounds
 from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
 
 
 def _counts(seed: int = 5) -> CountRelease:
@@ -129,7 +129,7 @@ def test_values_outside_the_fine_range_do_not_make_false_mass_at_its_ends():
 
 
 def test_a_range_grows_over_neighbour_buckets_that_show_mass_and_not_over_noise():
-    from synth.bounds import widen_range
+    from synth.domains.bounds import widen_range
     noisy = np.array([0.0, 0.0, 10.0, 150.0, 400.0, 160.0, 150.0, -20.0, 0.0, 0.0])
     assert widen_range(noisy, 50.0, (4, 4)) == (3, 6)  # 150, then 160 and 150, each clear 2.7 deviations
     grown = 0
@@ -210,7 +210,7 @@ def test_pure_laplace_noise_over_the_coarse_grid_looks_like_mass_at_most_as_ofte
     # histogram of nothing in five, and such a bucket far from the bulk set an absurd range.
     import math
 
-    from synth.bounds import FALSE_ALARM, NUMERIC_EDGES, detect_range, noise_threshold
+    from synth.domains.bounds import FALSE_ALARM, NUMERIC_EDGES, detect_range, noise_threshold
 
     rng = np.random.default_rng(30)
     scale = 5.0

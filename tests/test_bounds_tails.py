@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.bounds import locate_bounds
-from synth.curator import CountRelease
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
+from synth.columns.kinds import Kind
+from synth.domains.bounds import locate_bounds
 from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
 
 ZERO_CONFIG_BUDGET = 7.4e-5  # ρ for one column's two bounds histograms at ε = 1 on a ~10-column table
 
@@ -86,7 +86,7 @@ def test_a_float_column_found_only_at_its_zeros_is_not_written_as_a_constant():
     # says why, rather than written as a constant.
     import pandas as pd
 
-    from synth.discovery import discover_columns
+    from synth.domains.discovery import discover_columns
     from synth.progress import SILENT
 
     rng = np.random.default_rng(4)

@@ -20,11 +20,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import synth
-from synth.backends.source import TableSource
-from synth.cells import CELL_CLASSES, cell_text, classify_cells, classify_shapes, distinct_texts, parse_values
-from synth.column import Column
-from synth.encoding import encode_column
-from synth.kinds import Kind
+from synth.columns.cells import CELL_CLASSES, cell_text, classify_cells, classify_shapes, distinct_texts, parse_values
+from synth.columns.column import Column
+from synth.columns.encoding import encode_column
+from synth.columns.kinds import Kind
+from synth.tables.source import TableSource
 
 SHAPED_KINDS = (Kind.BOOLEAN, Kind.FLOAT, Kind.DATETIME)
 PARSED_KINDS = (Kind.INTEGER, Kind.FLOAT, Kind.DATETIME)

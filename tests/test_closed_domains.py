@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 import synth
-from synth.drafting import draft_profile
+from synth.columns.column import MISSING_LABEL, Column
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import Profile, load_profile, save_profile
 from synth.errors import SchemaError
-from synth.kinds import DomainSource, Kind
-from synth.profile import Profile, load_profile, save_profile
-from synth.column import MISSING_LABEL, Column
-from synth.schema import Schema
 
 
 def test_a_complete_list_has_no_other_code_and_unlisted_values_go_to_missing():

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.curator import CountRelease
-from synth.discovery import (
+from synth.columns.kinds import Kind
+from synth.domains.discovery import (
     COMPLETE_MARGIN,
     COMPLETE_SHARE,
     LEFT_OVER_RESERVE,
@@ -23,9 +23,9 @@ from synth.discovery import (
     free_left_over,
     left_over_std_to_buy,
 )
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
 
 # One undecided text column of a zero-config run at ε = 1 on a table of about ten columns: its

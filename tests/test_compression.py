@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synth.measurement import Measurement
 from synth.model.compression import compress_one_way, compressed_sizes, expand_codes, expand_marginal
+from synth.privacy.measurement import Measurement
 
 
 def _m(name, values, sigma=2.0):

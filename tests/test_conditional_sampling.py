@@ -15,12 +15,12 @@ from scipy.stats import chisquare
 
 import synth
 import synth.api
-from synth.conditions import read_conditions
+from synth.columns.schema import Schema
+from synth.columns.textshape import decimals_for
+from synth.columns.unmodelled import UnmodelledColumn
 from synth.errors import ConditionError
-from synth.generate import fit
-from synth.schema import Schema
-from synth.textshape import decimals_for
-from synth.unmodelled import UnmodelledColumn
+from synth.generation.conditions import read_conditions
+from synth.generation.generate import fit
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
 from tests.test_kept_model import small_description

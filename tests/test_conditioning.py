@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from synth.columns.domain import Domain
 from synth.errors import ConditionError
 from synth.model.bayesian_network import BayesianNetwork, Conditional
 from synth.model.compression import ExpandedModel
-from synth.model.domain import Domain
 from synth.model.histogram import HistogramModel
 from synth.model.independent import ProductModel
 from tests.test_graphical import STRUCTURES, brute_force_joint, random_model

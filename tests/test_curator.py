@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synth.curator import CountRelease, Curator
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
 from synth.errors import BudgetExhaustedError, EngineError
-from synth.kinds import DomainSource, Kind
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.column import Column
-from synth.schema import Schema
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
 
 
 def _schema(sizes=(48, 40)) -> Schema:

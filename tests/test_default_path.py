@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 import synth
-from synth.drafting import draft_profile
+from synth.columns.domain import Domain
+from synth.columns.kinds import DomainSource
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import Profile
 from synth.engines.aim import resolve_workload
 from synth.errors import EngineError
-from synth.kinds import DomainSource
-from synth.model.domain import Domain
-from synth.profile import Profile
 
 
 def test_aim_falls_back_on_2_way_marginals_when_no_3_way_one_fits():

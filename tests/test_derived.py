@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synth.measurement import Measurement, group_table
+from synth.columns.domain import Domain
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedColumns, DerivedModel, derived_for, fit_derived
-from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.store import read_model, write_model
+from synth.privacy.measurement import Measurement, group_table
 
 DOMAIN = Domain(("a", "b", "c"), (12, 3, 2))
 GROUPS = np.repeat(np.arange(4), 3)  # a's 12 codes in 4 groups of 3

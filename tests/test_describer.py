@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from synth.api import describe
-from synth.description import load_description, save_description
-from synth.drafting import draft_profile
+from synth.columns.kinds import DomainSource, Kind
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import Profile
 from synth.errors import BudgetError, DataError, EngineError, ProfileError, SchemaError, SynthError
-from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
-from synth.profile import Profile
+from synth.release.description import load_description, save_description
 from tests.conftest import mixed_table
 
 

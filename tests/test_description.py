@@ -7,10 +7,10 @@ import json
 import pytest
 
 from synth.api import describe
-from synth.description import load_description, save_description
+from synth.domains.profile import Profile
 from synth.errors import DescriptionError, InputFileError, OutputError
-from synth.manifest import build_manifest, guarantee_statement
-from synth.profile import Profile
+from synth.release.description import load_description, save_description
+from synth.release.manifest import build_manifest, guarantee_statement
 from tests.conftest import mixed_table
 
 

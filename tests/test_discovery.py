@@ -8,18 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.curator import CountRelease
-from synth.discovery import (
+from synth.columns.kinds import DomainSource, Kind
+from synth.domains.discovery import (
     TAIL_MARGIN,
+    Found,
     appearance_threshold,
     discover_categories,
-    Found,
     discover_columns,
 )
 from synth.errors import BudgetError
-from synth.kinds import DomainSource, Kind
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, DiscreteGaussian, DiscreteLaplace, SeededNoise
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
 
 
@@ -155,7 +155,7 @@ def test_discovery_charges_every_paid_column_and_stays_in_budget():
 
 
 def test_classify_cells_reads_each_cell():
-    from synth.cells import CELL_CLASSES, classify_cells
+    from synth.columns.cells import CELL_CLASSES, classify_cells
 
     series = pd.Series(["yes", "12", "007", "1.5", "2020-01-31", "Lyon", "", None, "1e3"])
     kinds = [CELL_CLASSES[c] if c >= 0 else None for c in classify_cells(series)]
@@ -171,7 +171,7 @@ def test_classify_cells_reads_each_cell():
     (["red", "green", "blue"] * 1000 + ["7"], Kind.CATEGORICAL),
 ])
 def test_vote_kind_decides_from_noisy_counts(values, expected):
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
 
     counts = _counts()
     assert vote_kind("c", pd.Series(values), counts, 0.01).kind == expected
@@ -190,7 +190,7 @@ def test_undeclared_text_columns_are_voted_then_measured():
 
 
 def test_vote_on_a_tiny_column_falls_back_to_text_with_a_note():
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
 
     notes: list[str] = []
     kind = vote_kind("tiny", pd.Series(["1.5", "2.5", "3.5"]), _counts(), 0.001, notes=notes).kind
@@ -209,14 +209,14 @@ def test_vote_on_a_tiny_column_falls_back_to_text_with_a_note():
 def test_typed_cells_are_classed_as_their_text_would_be(series):
     # A typed column's cells are classified without going through text, with the same result as
     # the same cells given as Python objects (the text path): the dtype itself decides nothing.
-    from synth.cells import classify_cells
+    from synth.columns.cells import classify_cells
 
     as_objects = pd.Series(list(series.astype(object)), dtype=object)
     assert classify_cells(series).tolist() == classify_cells(as_objects).tolist()
 
 
 def test_a_whole_number_column_never_becomes_float_by_noise():
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
 
     column = pd.Series([str(i % 50) for i in range(400)])
     kinds = set()
@@ -229,7 +229,7 @@ def test_a_whole_number_column_never_becomes_float_by_noise():
 def test_a_few_percent_of_decimals_make_a_float_column_when_they_clear_the_noise():
     # 1.7 % of the cells have decimals: certainly there at this budget, so the column is float (a
     # fixed 5 % share would have rounded them away).
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
 
     values = [str(i % 300) for i in range(20_000)]
     values[::59] = [f"{i}.5" for i in range(len(values[::59]))]
@@ -238,7 +238,7 @@ def test_a_few_percent_of_decimals_make_a_float_column_when_they_clear_the_noise
 
 
 def test_a_close_split_between_kinds_is_text_with_a_note():
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
 
     # An even split: the lead is pure noise, which clears 2 deviations about 5 % of the time.
     values = pd.Series([str(i) for i in range(1500)] + [f"word{i % 20}" for i in range(1500)])
@@ -257,7 +257,7 @@ def test_a_missing_code_exists_only_when_the_noisy_missing_count_clears_the_nois
     # 2,000 rows: "full" has no missing cell, "holed" a quarter missing. Over 200 seeded votes the
     # full column gets a missing code at about the rate of a 3-deviation tail (≤ 2 %), the holed
     # one always; the mutation "always keep the missing code" would give the full column 100 %.
-    from synth.votes import vote_kind
+    from synth.domains.votes import vote_kind
     full = pd.Series(np.arange(2000).astype(str))
     holed = pd.Series(np.where(np.arange(2000) % 4 == 0, "", full))
     with_code = {"full": 0, "holed": 0}

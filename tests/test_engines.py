@@ -10,16 +10,15 @@ import numpy as np
 import pytest
 
 import synth
-
 from synth.api import describe
-from synth.curator import CountRelease, Curator
+from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.engines.aim import ROWS_OF_RULE, one_way_share
 from synth.errors import EngineError
-from synth.generate import fit_model, generate
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
+from synth.generation.generate import fit_model, generate
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
 from tests.conftest import mixed_table
 
@@ -142,10 +141,10 @@ def test_end_to_end_release_decodes_to_the_original_domain(engine):
 
 
 def test_engines_are_typed_against_the_boundary_protocol_not_the_curator() -> None:
-    """Engines import ``synth.boundary.Boundary`` (the curator's public API), never ``synth.curator``."""
+    """Engines import ``synth.privacy.boundary.Boundary`` (the curator's public API), never ``synth.privacy.curator``."""
     folder = Path(synth.__file__).resolve().parent / "engines"
     importers = sorted(path.name for path in folder.glob("*.py")
-                       if any(isinstance(node, ast.ImportFrom) and node.module == "synth.curator"
+                       if any(isinstance(node, ast.ImportFrom) and node.module == "synth.privacy.curator"
                               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
     assert importers == []
 

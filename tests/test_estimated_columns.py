@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import synth
-from synth.drafting import draft_profile
+from synth.columns.column import Column
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import READ_KEYS, Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
 from synth.errors import BudgetError, DataError, DiscoveryError, EngineError, ProfileError
-from synth.kinds import DomainSource, Kind
 from synth.privacy import Accountant
-from synth.profile import READ_KEYS, Profile, load_profile, profile_from_dict, profile_to_toml, save_profile
-from synth.column import Column
-from synth.schema import Schema
 
 SEX = """
 [columns.sex]

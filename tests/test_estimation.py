@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from synth.measurement import Measurement
+from synth.columns.domain import Domain
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.independent import ProductModel, fit_product_model
-from synth.model.domain import Domain
+from synth.privacy.measurement import Measurement
 
 
 def test_projection_matches_a_generic_solver():

@@ -13,8 +13,7 @@ import pytest
 from scipy.stats import ks_2samp, pearsonr, spearmanr
 
 from synth.errors import DataError
-from synth.evaluate import evaluate
-from synth.evaluate import fidelity
+from synth.evaluate import evaluate, fidelity
 from synth.evaluate import tables as tables_module
 from synth.evaluate.association import correlation_ratio, cramers_v
 from synth.evaluate.fidelity import choose_marginals, kmarginal_score, ks_statistic, marginal_tvd, tvds

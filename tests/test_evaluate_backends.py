@@ -16,9 +16,9 @@ import pytest
 from backend_cases import ADULT
 
 from synth import api
-from synth.backends.source import TableSource
 from synth.cli import main
 from synth.evaluate import counted
+from synth.tables.source import TableSource
 
 pytest.importorskip("duckdb")
 ROWS = 3000

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
 from synth.evaluate.discretisation import QUANTILE_BINS, TOP_VALUES, draft_column, draft_discretisation
-from synth.kinds import Kind
-from synth.schema import Schema
 
 
 def _codes(column, cells: pd.Series) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from synth.evaluate import evaluate, report_html
-from synth.plotting import LABEL_POINTS, heatmap_figure
+from synth.pages.plotting import LABEL_POINTS, heatmap_figure
 
 PAGE_PIXELS = 70 * 16  # the reports' widest content: 70em at the browsers' default 16 px
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 import synth
+from synth.columns.column import Column
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.columns.unmodelled import UnmodelledColumn
+from synth.domains.profile import Profile
 from synth.evaluate import evaluate
-from synth.kinds import Kind
-from synth.profile import Profile
-from synth.column import Column
-from synth.schema import Schema
-from synth.unmodelled import UnmodelledColumn
 from tests.conftest import mixed_table
 from tests.test_cli import run_cli
 

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from synth.api import describe, evaluate
-from synth.description import save_description
 from synth.evaluate.report import BANNER, PRIVACY_NOTE
+from synth.release.description import save_description
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
 
@@ -43,7 +43,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("release")
     original = mixed_table(1500, seed=21)
     description = describe(original, epsilon=2.0, seed=1, report_to=None)
-    from synth.generate import generate
+    from synth.generation.generate import generate
 
     paths = {"original": folder / "original.csv", "synthetic": folder / "synthetic.csv",
              "description": folder / "description.json", "report": folder / "report.html",

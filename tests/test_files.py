@@ -13,13 +13,13 @@ import pytest
 
 import synth.files
 from synth.api import describe, run
-from synth.description import save_description
-from synth.drafting import draft_profile
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import save_profile
 from synth.files import atomic_write
 from synth.inspect import inspect_report
-from synth.manifest import build_manifest, save_manifest
-from synth.profile import save_profile
-from synth.tableio import write_table
+from synth.release.description import save_description
+from synth.release.manifest import build_manifest, save_manifest
+from synth.tables.tableio import write_table
 from tests.conftest import mixed_table
 
 FAILURES = [OSError("disk full"), KeyboardInterrupt()]

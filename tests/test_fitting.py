@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synth.measurement import Measurement
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.estimation import estimate_total, project_to_simplex
 from synth.model.factor import Factor
 from synth.model.fitting import fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.junction_tree import build_junction_tree
+from synth.privacy.measurement import Measurement
 
 DOMAIN = Domain(("a", "b", "c", "d", "e"), (3, 4, 2, 5, 3))
 CYCLE = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a"), ("d", "e")]  # needs a chord

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from synth import api
 from synth.errors import SynthError
-from synth.tableio import DELIMITERS
+from synth.tables.tableio import DELIMITERS
 
 SPECIAL_CELLS = ["", " ", "NaN", "nan", "inf", "-inf", "Infinity", "1e308", "-0", "007",
                  "123456789012345678901234567890", "-99999999999999999999", "3.14", "true", "FALSE",

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, chisquare
 
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel
 from synth.model.junction_tree import build_junction_tree, maximal_cliques, model_size_mb

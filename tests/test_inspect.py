@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 
 import synth.inspect
-import synth.tableio
+import synth.tables.tableio
 from synth.api import describe
-from synth.description import Description, save_description
 from synth.engines import ENGINES
 from synth.engines.privbayes import PrivBayesOutput
 from synth.errors import DescriptionError, OutputError
-from synth.generate import fit_model
+from synth.generation.generate import fit_model
 from synth.inspect import inspect_report, inspect_text, report_html, views
 from synth.inspect.report import BANNER
-from synth.measurement import Measurement
+from synth.privacy.measurement import Measurement
+from synth.release.description import Description, save_description
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
 
@@ -261,7 +261,7 @@ def test_report_never_reads_private_data(tmp_path, monkeypatch, descriptions):
     def refuse(*args, **kwargs):
         raise AssertionError("the inspector tried to read a table")
 
-    for module, name in ((synth.tableio, "read_table"), (pd, "read_csv"), (pd, "read_parquet")):
+    for module, name in ((synth.tables.tableio, "read_table"), (pd, "read_csv"), (pd, "read_parquet")):
         monkeypatch.setattr(module, name, refuse)
     path = inspect_report(descriptions["privbayes"], tmp_path / "r.html", iterations=20)
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

@@ -15,13 +15,13 @@ import pytest
 
 import synth
 import synth.api
-from synth.description import load_description, save_description
+from synth.columns.column import Column
+from synth.columns.schema import Schema
+from synth.domains.profile import Profile
 from synth.errors import ModelFileError
-from synth.generate import FittedModel, description_digest, fit, load_model
+from synth.generation.generate import FittedModel, description_digest, fit, load_model
 from synth.model.store import read_model
-from synth.profile import Profile
-from synth.column import Column
-from synth.schema import Schema
+from synth.release.description import load_description, save_description
 from tests.conftest import mixed_table
 from tests.test_cli import assert_clean_error, run_cli
 
@@ -138,7 +138,7 @@ def test_run_keeps_the_model_and_generate_reuses_it_without_fitting(capsys, tmp_
 
 
 def _written(table: pd.DataFrame, folder: Path) -> Path:
-    from synth.tableio import write_table
+    from synth.tables.tableio import write_table
 
     return write_table(table, folder / "expected.csv", force=True)
 

@@ -21,8 +21,8 @@ import pytest
 
 import synth
 import synth.model.matching as matching
-from synth.generate import fit
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
+from synth.generation.generate import fit
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel
 from synth.model.independent import ProductModel

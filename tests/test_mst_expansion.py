@@ -12,11 +12,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.engines.mst import MSTOutput
 from synth.errors import DescriptionError
 from synth.model.compression import compressed_sizes
-from synth.model.domain import Domain
 from synth.progress import SILENT
 from tests.test_aim_compression import rare_codes_table
 from tests.test_engines import curator_for

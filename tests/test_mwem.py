@@ -12,21 +12,21 @@ import pytest
 
 from synth.api import describe
 from synth.cli import main
-from synth.curator import CountRelease, Curator
-from synth.description import Description
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.schema import Schema
+from synth.domains.profile import Profile
 from synth.engines import make_engine
 from synth.engines.workload import WorkloadTable, downward_closure, marginal_workload, resolve_workload
 from synth.errors import EngineError
-from synth.generate import fit_model, generate
-from synth.model.measured import fit_measurements
-from synth.model.domain import Domain
+from synth.generation.generate import fit_model, generate
 from synth.model.histogram import HistogramModel, replay_multiplicative_weights
-from synth.neighbours import Neighbouring
+from synth.model.measured import fit_measurements
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
-from synth.profile import Profile
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.column import Column
-from synth.schema import Schema
+from synth.release.description import Description
 from tests.test_engines import chain_data
 
 

@@ -16,19 +16,19 @@ import pytest
 
 import synth.api
 from synth.cli import main
-from synth.curator import CountRelease, Curator
-from synth.drafting import draft_profile
+from synth.columns.domain import Domain
+from synth.columns.kinds import DomainSource
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import Profile, save_profile
 from synth.engines import make_engine
 from synth.errors import DiscoveryError
-from synth.kinds import DomainSource
-from synth.measurement import table_cells
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.profile import Profile, save_profile
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.measurement import table_cells
+from synth.privacy.neighbours import Neighbouring
+from synth.privacy.selection_scores import Dependence
 from synth.progress import SILENT
-from synth.selection_scores import Dependence
-from synth.tableio import parquet_available, read_table, read_table_chunks
+from synth.tables.tableio import parquet_available, read_table, read_table_chunks
 from tests.conftest import mixed_table
 from tests.test_engines import chain_data
 
@@ -177,7 +177,7 @@ def test_no_rows_and_one_row_are_released_alike_on_every_backend(tmp_path, backe
     # Spark's code table of a column with no cells had no schema to infer, and the run failed on
     # zero rows only: the neighbours were told apart by the error.
     pytest.importorskip(backend if backend == "duckdb" else "pyspark")
-    from synth.backends.source import TableSource
+    from synth.tables.source import TableSource
 
     zero, one = _neighbours(tmp_path, "csv")
     profile = _public_profile(mixed_table(200), "independent")

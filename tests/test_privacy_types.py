@@ -8,12 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from synth.curator import CountRelease, Curator
+from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.errors import BudgetError, DescriptionError, EngineError
-from synth.measurement import Measurement
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import (
     COUNT_NOISE,
     Accountant,
@@ -29,6 +26,9 @@ from synth.privacy import (
     laplace_scale,
 )
 from synth.privacy.composition import ApproxRule, PureRule, Totals, ZcdpRule, composition_rule
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.measurement import Measurement
+from synth.privacy.neighbours import Neighbouring
 
 # --------------------------------------------------------------------------------------------
 # Count noise

@@ -12,26 +12,26 @@ import pytest
 from scipy.stats import chisquare
 
 from synth.api import describe
-from synth.curator import CountRelease, Curator
-from synth.description import Description, load_description, save_description
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.profile import Profile
 from synth.engines import make_engine
 from synth.engines.privbayes import parent_groups
 from synth.errors import DescriptionError, EngineError, SynthError
-from synth.generate import ExpandedModel, fit_model, generate
+from synth.generation.generate import ExpandedModel, fit_model, generate
 from synth.inspect import inspect_text
-from synth.kinds import DomainSource, Kind
-from synth.measurement import Measurement, table_cells
 from synth.model.bayesian_network import BayesianNetwork, Conditional, network_from_measurements
-from synth.model.domain import Domain
 from synth.model.fitting import fit_graphical_model
 from synth.model.junction_tree import model_size_mb
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
-from synth.profile import Profile
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.measurement import Measurement, table_cells
+from synth.privacy.neighbours import Neighbouring
+from synth.privacy.selection_scores import Dependence
 from synth.progress import SILENT
-from synth.column import Column
-from synth.schema import Schema
-from synth.selection_scores import Dependence
+from synth.release.description import Description, load_description, save_description
 from tests.conftest import mixed_table
 from tests.test_engines import chain_data, curator_for
 
@@ -67,7 +67,7 @@ def _score(codes: np.ndarray, domain: Domain, attrs: tuple[str, ...], maps: dict
 
 
 def _bound(score: str, relation: str, n: int) -> float:
-    """The sensitivity claimed in synth.selection_scores' docstring, for a table of n rows before the change."""
+    """The sensitivity claimed in synth.privacy.selection_scores' docstring, for a table of n rows before the change."""
     if score == "r":
         return 2.0 if relation == "add-remove" else 3 + 2 / n
     return math.log(n + 1) + 1 if relation == "add-remove" else 2 * (math.log(n + 1) + 1)

@@ -1,4 +1,4 @@
-"""Tests of synth.profile and synth.drafting: loading, validating, saving and drafting release profiles."""
+"""Tests of synth.domains.profile and synth.domains.drafting: loading, validating, saving and drafting release profiles."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.describer import make_accountant
-from synth.drafting import draft_profile
+from synth.columns.column import Column
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import MAX_DELTA, Profile, load_profile, profile_to_toml, save_profile
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
-from synth.kinds import DomainSource, Kind
 from synth.privacy import zcdp_to_approx_epsilon
-from synth.profile import MAX_DELTA, Profile, load_profile, profile_to_toml, save_profile
-from synth.column import Column
-from synth.schema import Schema
-from synth.tableio import read_table
+from synth.release.describer import make_accountant
+from synth.tables.tableio import read_table
 
 DATA = Path(__file__).resolve().parents[1] / "synth" / "data"
 

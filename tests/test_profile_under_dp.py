@@ -14,11 +14,11 @@ import tomli_w
 
 import synth
 from synth import api
-from synth.column import Column
-from synth.description import load_description
-from synth.drafting import DRAFT_BINS, draft_profile
+from synth.columns.column import Column
+from synth.domains.drafting import DRAFT_BINS, draft_profile
+from synth.domains.profile import load_profile, profile_to_toml
 from synth.errors import BudgetError, DataError, ProfileError
-from synth.profile import load_profile, profile_to_toml
+from synth.release.description import load_description
 from tests.test_cli import assert_clean_error, run_cli
 
 

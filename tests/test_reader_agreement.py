@@ -23,10 +23,10 @@ import pandas as pd
 import pytest
 from backend_cases import SPARK_MASTER, release_of
 
-from synth.backends.base import CountingTable
-from synth.backends.source import TableSource
 from synth.errors import RowFieldsError
-from synth.tableio import read_table, read_table_chunks
+from synth.tables.counting import CountingTable
+from synth.tables.source import TableSource
+from synth.tables.tableio import read_table, read_table_chunks
 
 MARKERS = ("",)
 Row = tuple[str | None, ...]
@@ -171,7 +171,7 @@ def test_a_seeded_release_of_an_odd_file_is_the_same_on_memory_and_duckdb(backen
                                                                           monkeypatch) -> None:
     """Two neighbouring files on either side of auto's size threshold: the larger is counted on
     DuckDB, the smaller in memory, and each gives the release memory gives it."""
-    monkeypatch.setattr("synth.backends.source.AUTO_BYTES", {"csv": len(odd_table().encode()), "parquet": 1})
+    monkeypatch.setattr("synth.tables.source.AUTO_BYTES", {"csv": len(odd_table().encode()), "parquet": 1})
     smaller = write(tmp_path, "smaller.csv", odd_table())
     larger = write(tmp_path, "larger.csv", odd_table('\r\n" ",,\r\nOslo,3,b'))
     assert TableSource(str(smaller)).resolved()[0] == "memory" and TableSource(str(larger)).resolved()[0] == "duckdb"

@@ -21,11 +21,11 @@ import pytest
 from scipy.stats import chi2
 
 import synth.model.sampling as sampling_module
+from synth.columns.domain import Domain
 from synth.errors import SamplingError
-from synth.generate import fit
+from synth.generation.generate import fit
 from synth.model.bayesian_network import BayesianNetwork, Conditional
 from synth.model.compression import expand_codes
-from synth.model.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import CalibratedTree, GraphicalModel
 from synth.model.histogram import HistogramModel
@@ -232,7 +232,7 @@ def test_fitted_models_sample_rounded_and_iid_on_request():
 
 
 def test_the_cli_refuses_a_bad_scheme_before_any_work(capsys, tmp_path, mixed_csv):
-    from synth.description import save_description
+    from synth.release.description import save_description
 
     path = tmp_path / "description.json"
     save_description(small_description("independent"), path)

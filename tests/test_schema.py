@@ -1,5 +1,5 @@
-"""Tests of synth.schema, synth.cells and synth.encoding (kinds, domains, encode/decode) and
-synth.tableio (reading and writing)."""
+"""Tests of synth.columns.schema, synth.columns.cells and synth.columns.encoding (kinds, domains, encode/decode) and
+synth.tables.tableio (reading and writing)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from synth.cells import datetime_to_seconds, infer_kinds, seconds_to_iso
+from synth.columns.cells import datetime_to_seconds, infer_kinds, seconds_to_iso
+from synth.columns.column import Column
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
 from synth.errors import DataError, InputFileError, OutputError, SchemaError
-from synth.kinds import DomainSource, Kind
-from synth.column import Column
-from synth.schema import Schema
-from synth.tableio import read_table, write_table
+from synth.tables.tableio import read_table, write_table
 
 DAY = 86400.0
 
@@ -477,8 +477,8 @@ def test_domain_source_values() -> None:
 
 
 def test_decimals_in_an_integer_column_are_rounded_and_counted():
-    from synth.column import Column
-    from synth.schema import Schema
+    from synth.columns.column import Column
+    from synth.columns.schema import Schema
 
     schema = Schema((Column("n", Kind.INTEGER, lower=0, upper=10, bins=11),))
     codes, report = schema.encode(pd.DataFrame({"n": ["1", "2.5", "3.25", "7", ""]}))

@@ -1,4 +1,4 @@
-"""Small tables are refused cheaply: a noisy check before discovery (``synth.feasibility``) stops a
+"""Small tables are refused cheaply: a noisy check before discovery (``synth.domains.feasibility``) stops a
 run that discovery surely cannot serve, having spent a small stated share of the budget, and never
 suggests an option that would be refused too (issue 30, item 6)."""
 
@@ -13,19 +13,19 @@ import pandas as pd
 import pytest
 
 import synth
-from synth.backends.base import as_table
 from synth.cli import main
-from synth.curator import CountRelease
-from synth.describer import check_discovery, make_accountant
-from synth.discovery import Discovery, Finding, discover_columns, needs_delta
-from synth.drafting import draft_profile
+from synth.columns.kinds import DomainSource, Kind
+from synth.domains.discovery import Discovery, Finding, discover_columns, needs_delta
+from synth.domains.drafting import draft_profile
+from synth.domains.feasibility import PRECHECK_SHARE, certificate, check_feasible, column_room, plan_needs
+from synth.domains.profile import Profile
 from synth.errors import DiscoveryError
-from synth.feasibility import PRECHECK_SHARE, certificate, check_feasible, column_room, plan_needs
-from synth.kinds import DomainSource, Kind
-from synth.neighbours import Neighbouring, Relation
 from synth.privacy import SeededNoise
-from synth.profile import Profile
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT
+from synth.release.describer import check_discovery, make_accountant
+from synth.tables.counting import as_table
 
 
 def _table(rows: int, seed: int = 0, copies: int = 2) -> pd.DataFrame:

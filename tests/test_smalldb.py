@@ -17,19 +17,19 @@ from scipy import stats
 
 from synth.api import describe
 from synth.cli import main
-from synth.curator import CountRelease, Curator
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.schema import Schema
+from synth.domains.profile import Profile
 from synth.engines import make_engine
 from synth.engines.smalldb import multisets, theory_size
 from synth.engines.workload import marginal_workload
 from synth.errors import DescriptionError, EngineError
-from synth.generate import fit_model, generate
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
+from synth.generation.generate import fit_model, generate
 from synth.privacy import Accountant, Budget, SeededNoise, exponential_scale
-from synth.profile import Profile
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.column import Column
-from synth.schema import Schema
 from tests.conftest import mixed_table
 
 BINARY = Domain(("a", "b", "c"), (2, 2, 2))

@@ -64,15 +64,15 @@ def test_the_release_verbs_do_not_load_the_evaluation_stack() -> None:
 
 
 def test_public_names_are_the_verbs_whatever_was_imported_first() -> None:
-    """``synth.generate`` and ``synth.evaluate`` are also submodules' names: importing those modules
-    (directly, or through the api or inspect) must not replace the functions."""
+    """``synth.evaluate`` is also a subpackage's name: importing it (directly, or through the api or
+    inspect), or the module that defines ``generate``, must not replace the functions."""
     code = """
-import synth, synth.api, synth.generate, synth.evaluate, synth.inspect
+import synth, synth.api, synth.generation.generate, synth.evaluate, synth.inspect
 from synth import evaluate, generate
 from synth.evaluate import fidelity
 assert callable(synth.generate) and synth.generate is generate is synth.api.generate, synth.generate
 assert callable(synth.evaluate) and synth.evaluate is evaluate is synth.api.evaluate, synth.evaluate
-assert synth.Profile.__module__ == "synth.profile" and issubclass(synth.SynthError, Exception)
+assert synth.Profile.__module__ == "synth.domains.profile" and issubclass(synth.SynthError, Exception)
 assert set(synth.__all__) <= set(dir(synth)) and synth.__version__
 """
     done = python(code)

@@ -10,17 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.cells import datetime_to_seconds, parse_values
-from synth.curator import CountRelease
-from synth.votes import vote_shape
+from synth.columns.cells import datetime_to_seconds, parse_values
+from synth.columns.column import Column
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.columns.textshape import MAX_DECIMALS, TextShape, decimals_for
+from synth.domains.votes import vote_shape
 from synth.errors import SchemaError
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.column import Column
-from synth.schema import Schema
-from synth.tableio import read_table, write_table
-from synth.textshape import MAX_DECIMALS, TextShape, decimals_for
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
+from synth.tables.tableio import read_table, write_table
 from tests.test_cli import run_cli
 
 
@@ -262,8 +262,8 @@ def test_a_zero_config_release_reads_back_with_the_inputs_dtypes_and_shapes(caps
 
 
 def test_a_drafted_profile_proposes_how_values_are_written():
-    from synth.drafting import draft_profile
-    from synth.profile import profile_to_toml
+    from synth.domains.drafting import draft_profile
+    from synth.domains.profile import profile_to_toml
 
     df = varied_table(500).assign(european=lambda t: pd.to_datetime(t["joined"]).dt.strftime("%d/%m/%Y"))
     schema = draft_profile(df).schema
@@ -304,7 +304,7 @@ def test_a_profile_can_declare_a_column_of_one_value(kind, lower, upper):
 
 
 def test_a_drafted_profile_keeps_a_constant_column_at_its_one_value():
-    from synth.drafting import draft_profile
+    from synth.domains.drafting import draft_profile
 
     column = draft_profile(pd.DataFrame({"n": [7] * 50, "x": range(50)})).schema.column("n")
     assert (column.lower, column.upper, column.bins) == (7, 7, 1)

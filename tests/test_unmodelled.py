@@ -7,18 +7,18 @@ import pandas as pd
 import pytest
 
 import synth
-from synth.curator import CountRelease
-from synth.discovery import detect_identifier, discover_columns
-from synth.drafting import draft_profile
+from synth.columns.column import Column
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.columns.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
+from synth.domains.discovery import detect_identifier, discover_columns
+from synth.domains.drafting import draft_profile
+from synth.domains.profile import load_profile, profile_to_toml, save_profile
 from synth.errors import SchemaError
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
-from synth.profile import load_profile, profile_to_toml, save_profile
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.column import Column
-from synth.schema import Schema
-from synth.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
 
 
 @pytest.mark.parametrize("text,template", [
@@ -161,8 +161,8 @@ def test_a_drafted_profile_writes_ids_and_text_without_a_single_value(tmp_path):
 
 
 def test_a_profile_of_only_id_and_text_columns_is_refused_before_spending():
+    from synth.domains.profile import Profile
     from synth.errors import ProfileError
-    from synth.profile import Profile
     profile = Profile(schema=Schema.ordered([UnmodelledColumn("k", "id"), UnmodelledColumn("t", "text")]),
                       epsilon=1.0, delta=1e-9, engine="independent")
     with pytest.raises(ProfileError, match="nothing to model"):
@@ -184,8 +184,8 @@ def test_kinds_declared_id_and_text_in_python_cost_nothing_and_are_written_by_th
 def test_evaluate_with_the_description_compares_the_modelled_columns_and_lists_the_rest():
     # The release models "c" and "n", writes "k" as fresh keys and "t" empty, and left "lost" out:
     # evaluation with the Description compares the modelled columns and lists the others.
+    from synth.domains.profile import Profile
     from synth.evaluate import evaluate
-    from synth.profile import Profile
     rng = np.random.default_rng(7)
     df = pd.DataFrame({"k": np.arange(2000), "c": rng.choice(["a", "b"], 2000), "n": rng.integers(0, 9, 2000),
                        "t": [f"note {i}" for i in range(2000)], "lost": rng.choice(["x", "y"], 2000)})

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, share
 from synth.engines.output import check_keys, read_names, reading_output
 from synth.errors import EngineError
 from synth.privacy import Notion, split_budget
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 

@@ -68,7 +68,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult, fit_expanded
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
@@ -84,15 +84,15 @@ from synth.engines.output import (
 )
 from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import EngineError
-from synth.measurement import Measurement
 from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.derived import DerivedColumns, fit_derived
-from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
 from synth.model.junction_tree import BYTES_PER_CELL, JunctionTree, model_size_mb
 from synth.privacy import Notion, split_budget
+from synth.privacy.boundary import Boundary
+from synth.privacy.measurement import Measurement
 from synth.progress import Progress
 
 MEASURE_SHARE = 0.9  # of each round's budget; the rest selects

@@ -21,20 +21,20 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
+from synth.columns.schema import Schema
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.options import EngineOptions
 from synth.engines.output import EngineOutput, NoOutput, Structure, measured_together
 from synth.errors import DescriptionError, EngineError
-from synth.measurement import Measurement
 from synth.model.compression import check_expansion
-from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.interface import Model
 from synth.model.measured import fit_measurements
 from synth.privacy import Notion
+from synth.privacy.boundary import Boundary
+from synth.privacy.measurement import Measurement
 from synth.progress import Progress
-from synth.schema import Schema
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
 from synth.privacy import split_budget
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 

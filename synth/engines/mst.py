@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Self
 import networkx as nx
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult, fit_expanded
 from synth.engines.output import (
@@ -40,11 +40,11 @@ from synth.engines.output import (
 )
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way, expansion_weights
-from synth.model.domain import Domain
 from synth.model.estimation import estimate_total, project_to_simplex
 from synth.model.fitting import Callback
 from synth.model.interface import Model
 from synth.privacy import Notion, split_budget
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 

@@ -61,7 +61,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineResult
 from synth.engines.options import one_of, share, true_or_false, whole_number
@@ -69,11 +69,11 @@ from synth.engines.output import check_keys, output_of, read_number, read_whole,
 from synth.engines.rows import count_rows
 from synth.engines.workload import WorkloadEngine, WorkloadOptions, WorkloadTable, downward_closure
 from synth.errors import DescriptionError, EngineError
-from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.histogram import MultiplicativeWeights, replay_multiplicative_weights
 from synth.model.interface import Model
 from synth.privacy import split_budget
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 HISTOGRAM, GRAPHICAL = "histogram", "graphical-model"

@@ -20,7 +20,7 @@ import networkx as nx
 import numpy as np
 
 from synth.errors import DescriptionError, EngineError
-from synth.measurement import Measurement
+from synth.privacy.measurement import Measurement
 
 T = TypeVar("T")
 

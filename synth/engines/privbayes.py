@@ -9,7 +9,7 @@ left so the total is spent exactly):
    the structure: the first column is drawn uniformly (public randomness, no cost), then d − 1
    steps each pick an (unplaced column X, parent set Π) pair with the exponential mechanism on
    a dependence ``score`` (``Curator.select_by_dependence``, sensitivities derived in
-   ``synth.selection_scores``): ``mi``, the count-scaled mutual information n·I(X; Π) that
+   ``synth.privacy.selection_scores``): ``mi``, the count-scaled mutual information n·I(X; Π) that
    DataSynthesizer uses (sensitivity log(max_rows + 1) + 1 + log min(|X|, |Π|) under
    add/remove, the scores of a larger table scaled to ``max_rows`` rows), or ``r``, the
    paper's n·R, the L1 distance of (X, Π) from independence (sensitivity 2 under add/remove, no row bound).
@@ -52,22 +52,22 @@ from typing import Any, ClassVar, Self
 import networkx as nx
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult
 from synth.engines.options import EngineOptions, megabytes, positive, share, true_or_false, whole_number
 from synth.engines.output import Structure, check_keys, output_of, read_names, read_number, read_whole, reading_output
 from synth.engines.rows import COUNT_SHARE
 from synth.errors import DescriptionError, EngineError
-from synth.measurement import Measurement
 from synth.model.bayesian_network import network_from_measurements
-from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.interface import Model
 from synth.model.junction_tree import model_size_mb
 from synth.privacy import Notion, split_budget
+from synth.privacy.boundary import Boundary
+from synth.privacy.measurement import Measurement
+from synth.privacy.selection_scores import DEPENDENCE_SCORES
 from synth.progress import Progress
-from synth.selection_scores import DEPENDENCE_SCORES
 
 Pair = tuple[str, tuple[str, ...]]
 

@@ -6,8 +6,8 @@ engine that needs it spends ``COUNT_SHARE`` of its budget on a noisy count.
 
 from __future__ import annotations
 
-from synth.boundary import Boundary
-from synth.measurement import Measurement
+from synth.privacy.boundary import Boundary
+from synth.privacy.measurement import Measurement
 
 COUNT_SHARE = 0.02  # of the budget, for an engine's noisy row count under add/remove
 

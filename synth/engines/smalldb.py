@@ -6,7 +6,7 @@ of m cells of the full domain), each scored by its largest error over the worklo
 queries (``synth.engines.workload``: every cell of every marginal of an order, default
 ``"2-way"``, or of the user's query tables), scaled to n rows: u(x, y) = −max_q |q(x) − n·q(y)/m|
 (``Curator.select_small_database``; sensitivity 1 under add/remove and replace-one, derived in
-``synth.selection_scores``). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
+``synth.privacy.selection_scores``). The draw is exact: every candidate is enumerated and scored (vectorised), and one is
 drawn with probability ∝ exp(u/β) by Gumbel report-noisy-max, which is the exponential
 mechanism in log space. Budget: under add/remove, 2 % for a noisy row count n̂ (under
 replace-one the count is public); the rest for the one draw.
@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from synth.boundary import Boundary
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineResult
 from synth.engines.options import whole_number
@@ -44,11 +44,11 @@ from synth.engines.output import check_keys, output_of, read_number, read_whole,
 from synth.engines.rows import count_rows
 from synth.engines.workload import WorkloadEngine, WorkloadOptions, WorkloadTable
 from synth.errors import EngineError
-from synth.model.domain import Domain
 from synth.model.fitting import Callback
 from synth.model.histogram import database_model
 from synth.model.interface import Model
 from synth.privacy import Notion
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 THEORY_FAILURE = 0.05  # β of the theory's accuracy bound, used to choose m

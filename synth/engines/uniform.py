@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from synth.boundary import Boundary
 from synth.engines.base import EngineBase, EngineResult
+from synth.privacy.boundary import Boundary
 from synth.progress import Progress
 
 

@@ -30,17 +30,17 @@ from typing import Any, Self
 
 import numpy as np
 
-from synth.cells import datetime_to_seconds
-from synth.column import Column
+from synth.columns.cells import datetime_to_seconds
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.kinds import NUMERIC_KINDS, Kind
+from synth.columns.schema import Schema
 from synth.engines.base import EngineBase
 from synth.engines.options import EngineOptions
 from synth.engines.output import read_names
 from synth.errors import EngineError
-from synth.kinds import NUMERIC_KINDS, Kind
-from synth.measurement import group_table, is_group_map
-from synth.model.domain import Domain
 from synth.privacy import Notion
-from synth.schema import Schema
+from synth.privacy.measurement import group_table, is_group_map
 
 ORDERS = {"1-way": 1, "2-way": 2, "3-way": 3}  # the workload of every marginal of that order
 OLD_MARGINALS = "marginals"  # the spelling before ORDERS: workload = "marginals" with k = the order

@@ -1,10 +1,10 @@
 """An evaluation's tables counted on a counting backend, so an original (or a synthetic table) larger
 than memory can be evaluated.
 
-A table given as a ``synth.backends.source.TableSource`` that resolves to a backend other than
+A table given as a ``synth.tables.source.TableSource`` that resolves to a backend other than
 memory (``--backend duckdb`` or ``spark``, or ``auto`` for a large file) is opened there. The
 backend counts every row: it encodes the table on each of the evaluation's schemas (the codes
-``synth.encoding`` gives, as the in-memory reading gives them) and returns the distinct code rows
+``synth.columns.encoding`` gives, as the in-memory reading gives them) and returns the distinct code rows
 with how many rows hold each (``Counts``), from which every count-based score is exact. The
 scores that need rows (KS, correlations, PCA, ML utility, distances, rare-combination samples)
 read a uniform random sample of at most ``ROW_SAMPLE`` rows, chosen by position and read from the
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from synth.backends.base import CountingTable
+from synth.columns.schema import Schema
 from synth.evaluate.fidelity import rows_of
 from synth.progress import SILENT, Progress
-from synth.schema import Schema
+from synth.tables.counting import CountingTable
 
 ROW_SAMPLE = 1_000_000  # rows read for the scores that need rows, from a table counted on a backend
 
@@ -46,7 +46,7 @@ class Counts:
 def open_counting(table: pd.DataFrame | str | os.PathLike[str], markers: tuple[str, ...]) -> CountingTable | None:
     """``table`` opened on its counting backend, or None when it is read into memory (a DataFrame, a
     path, or a TableSource that resolves to memory). The caller closes what is returned."""
-    from synth.backends.source import TableSource
+    from synth.tables.source import TableSource
 
     return table.open(markers) if isinstance(table, TableSource) else None
 

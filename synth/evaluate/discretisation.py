@@ -14,7 +14,7 @@ the real data (the release's schema is scored beside it, labelled as such):
 * in every column, missing is a code of its own.
 
 Kinds are the release's when its schema is given (the kinds the synthetic table was written in),
-else read from the original as ``synth.drafting.draft_profile`` reads them; the draft also sets
+else read from the original as ``synth.domains.drafting.draft_profile`` reads them; the draft also sets
 apart columns of (nearly) one value per row, identifiers and free text, which are not scored.
 Everything here reads the original data: nothing it returns is differentially private.
 """
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from synth.cells import FIRST_SECOND, LAST_SECOND, parse_values, text_counts
-from synth.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
-from synth.drafting import EMPTY_CATEGORY, draft_profile
-from synth.kinds import DomainSource, Kind
-from synth.schema import Schema
+from synth.columns.cells import FIRST_SECOND, LAST_SECOND, parse_values, text_counts
+from synth.columns.column import DEFAULT_OTHER_LABEL, MAX_EXACT_INTEGER, Column
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.drafting import EMPTY_CATEGORY, draft_profile
 
 QUANTILE_BINS = 20
 TOP_VALUES = 50

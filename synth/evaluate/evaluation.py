@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from synth.description import Description
+from synth.columns.schema import Schema
 from synth.evaluate.association import AssociationComparison, compare_associations
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.fidelity import MarginalErrors, count_cells, kmarginal_score, ks_statistic, marginal_errors
@@ -31,7 +31,7 @@ from synth.evaluate.queries import QueryErrors, query_errors
 from synth.evaluate.tables import TableLike, Tables, holdout_split, load_tables
 from synth.evaluate.utility import Utility, check_target, ml_utility
 from synth.progress import SILENT, Progress
-from synth.schema import Schema
+from synth.release.description import Description
 
 SCHEMA_VERSION = 3
 NOT_DP_NOTICE = ("This evaluation reads the original data; its numbers are not differentially "

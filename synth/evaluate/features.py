@@ -17,8 +17,8 @@ from typing import Literal
 
 import numpy as np
 
+from synth.columns.schema import Schema
 from synth.evaluate.tables import Table
-from synth.schema import Schema
 
 
 @dataclass(frozen=True)

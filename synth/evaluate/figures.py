@@ -1,6 +1,6 @@
 """The evaluation report's pictures, as PNG bytes: original (blue) against synthetic (orange).
 
-Drawn with matplotlib's object API from numbers an ``Evaluation`` holds (through ``synth.plotting``);
+Drawn with matplotlib's object API from numbers an ``Evaluation`` holds (through ``synth.pages.plotting``);
 nothing here reads data. The pictures show statistics of the original data: NOT differentially
 private.
 """
@@ -17,7 +17,7 @@ from synth.evaluate.evaluation import ColumnFidelity
 from synth.evaluate.fidelity import MarginalErrors
 from synth.evaluate.projection import Projection
 from synth.evaluate.utility import Utility
-from synth.plotting import ACCENT, SECOND, heatmap, png, short
+from synth.pages.plotting import ACCENT, SECOND, heatmap, png, short
 
 MAX_CATEGORIES = 20  # categories drawn per categorical column (the most common in the original)
 TICKS = 8  # bin labels shown under a numeric column's histogram

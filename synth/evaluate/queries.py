@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from synth.columns.kinds import NUMERIC_KINDS
+from synth.columns.schema import Schema
 from synth.evaluate.fidelity import marginal_counts
 from synth.evaluate.tables import Tables
-from synth.kinds import NUMERIC_KINDS
-from synth.schema import Schema
 
 QUERIES = 1000
 COLUMN_SETS = 50

@@ -4,7 +4,7 @@ Summary scores first, then fidelity (columns, marginals, associations, PCA), uti
 a query workload), privacy diagnostics, and last the release and its ledger when a Description is
 given. Every
 number on the page is in ``Evaluation.to_dict``. Pictures are embedded as base64 PNG and the page
-loads nothing from elsewhere (``synth.htmlpage``). The page holds statistics of the original data
+loads nothing from elsewhere (``synth.pages.htmlpage``). The page holds statistics of the original data
 computed WITHOUT differential privacy and says so at the top: it is not to be shared.
 """
 
@@ -14,12 +14,11 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-from synth.description import Description
 from synth.evaluate.association import AssociationComparison
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.evaluation import Evaluation
 from synth.files import atomic_write_text, check_writable
-from synth.htmlpage import (
+from synth.pages.htmlpage import (
     banner,
     budget_text,
     escape,
@@ -32,6 +31,7 @@ from synth.htmlpage import (
     table,
 )
 from synth.progress import SILENT, Progress
+from synth.release.description import Description
 
 BANNER = ("For the data owner only. This report contains statistics of the ORIGINAL data (distributions, "
           "correlations, sample rows in the PCA picture, distances to real records) computed without "

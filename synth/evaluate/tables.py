@@ -22,17 +22,17 @@ from typing import TypeAlias
 import numpy as np
 import pandas as pd
 
-from synth.backends.base import CountingTable
-from synth.cells import parse_values, text_counts
-from synth.column import DEFAULT_OTHER_LABEL, Column
-from synth.encoding import encode_parsed
+from synth.columns.cells import parse_values, text_counts
+from synth.columns.column import DEFAULT_OTHER_LABEL, Column
+from synth.columns.encoding import encode_parsed
+from synth.columns.kinds import NUMERIC_KINDS, Kind
+from synth.columns.schema import Schema
 from synth.errors import DataError
 from synth.evaluate.counted import Counts, backend_counts, open_counting, sample_positions
 from synth.evaluate.discretisation import draft_discretisation
-from synth.kinds import NUMERIC_KINDS, Kind
 from synth.progress import SILENT, Progress
-from synth.schema import Schema
-from synth.tableio import read_table_chunks
+from synth.tables.counting import CountingTable
+from synth.tables.tableio import read_table_chunks
 
 CHUNK_ROWS = 200_000
 DRAFT_ROWS = 200_000

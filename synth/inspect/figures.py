@@ -12,8 +12,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from synth.inspect.views import Dependence, Distribution, Structure
-from synth.plotting import ACCENT, png, short
-from synth.plotting import heatmap as draw_heatmap
+from synth.pages.plotting import ACCENT, png, short
+from synth.pages.plotting import heatmap as draw_heatmap
 
 NODE_FILL = "#e3edf8"
 MAX_EDGE_WIDTH = 9.0  # edges measured this often or more (labelled with the count) look alike

@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-from synth.description import FORMAT_VERSION, Description
 from synth.files import atomic_write_text, check_writable
-from synth.generate import FIT_ITERATIONS, Model, fit_model
-from synth.htmlpage import banner, budget_text, escape, facts, figures_module, image, ledger_section, number, page
+from synth.generation.generate import FIT_ITERATIONS, Model, fit_model
 from synth.inspect import views
-from synth.manifest import guarantee_statement
+from synth.pages.htmlpage import banner, budget_text, escape, facts, figures_module, image, ledger_section, number, page
 from synth.progress import SILENT, Progress
+from synth.release.description import FORMAT_VERSION, Description
+from synth.release.manifest import guarantee_statement
 
 REPORT_ITERATIONS = 200
 BANNER = ("Built from the Description only, never from the private data. Everything on this page is "

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from synth.description import Description
-from synth.generate import fit_model
-from synth.kinds import Kind
-from synth.manifest import guarantee_statement
+from synth.columns.kinds import Kind
+from synth.generation.generate import fit_model
+from synth.release.description import Description
+from synth.release.manifest import guarantee_statement
 
 BAR_WIDTH = 30
 MAX_VALUES_SHOWN = 12

@@ -15,15 +15,15 @@ from dataclasses import dataclass, replace
 import networkx as nx
 import numpy as np
 
-from synth.description import Description
+from synth.columns.kinds import NUMERIC_KINDS
 from synth.engines import released_by
 from synth.engines.output import Structure
 from synth.evaluate.association import cramers_v
-from synth.generate import Model
-from synth.kinds import NUMERIC_KINDS
+from synth.generation.generate import Model
 from synth.model.compression import expand_marginal
 from synth.model.estimation import combine_measurements
 from synth.progress import SILENT, Progress
+from synth.release.description import Description
 
 MAX_BARS = 30  # codes drawn per column; the others are counted in the caption
 MAX_HEATMAP_COLUMNS = 40

@@ -22,15 +22,15 @@ from functools import cached_property
 
 import numpy as np
 
+from synth.columns.domain import Domain
 from synth.errors import ConditionError, DescriptionError
-from synth.measurement import Measurement
-from synth.model.domain import Domain
 from synth.model.estimation import estimate_total, project_to_simplex
 from synth.model.factor import Factor
 from synth.model.graphical import ConditionedTree, GraphicalModel, eliminate
 from synth.model.interface import Evidence
 from synth.model.junction_tree import build_junction_tree, model_size_mb
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
+from synth.privacy.measurement import Measurement
 
 MAX_CONDITIONING_MB = 256.0  # the largest junction tree (float64 tables) built to condition a network
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synth.measurement import Measurement
 from synth.model.interface import Evidence, Model, marginal_cost
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
+from synth.privacy.measurement import Measurement
 
 SUPPORT_THRESHOLD = 3.0  # noise deviations a noisy count must reach for its code to be kept
 

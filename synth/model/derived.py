@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from synth.measurement import Measurement
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import CalibratedTree, GraphicalModel
 from synth.model.interface import Evidence
 from synth.model.sampling import DEFAULT_DRAWS, Draws
+from synth.privacy.measurement import Measurement
 
 DERIVED_MARK = "~"  # a derived column is named source~index
 

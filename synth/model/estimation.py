@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from synth.measurement import Measurement
+from synth.privacy.measurement import Measurement
 
 
 def estimate_total(measurements: Iterable[Measurement]) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 
 
 def align(values: np.ndarray, attrs: Sequence[str], target: Sequence[str]) -> np.ndarray:

@@ -57,13 +57,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.measurement import Measurement, group_table, spread_groups
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.estimation import estimate_total
 from synth.model.factor import Factor, align
 from synth.model.graphical import FitSummary, GraphicalModel, calibrate, marginalise
 from synth.model.junction_tree import JunctionTree, build_junction_tree
 from synth.model.kernels import move_towards, row_sum, spread_onto
+from synth.privacy.measurement import Measurement, group_table, spread_groups
 
 WINDOW = 50  # iterations over which the relative loss improvement is judged
 OPTIMISM = 64.0  # the first curvature bound tried is the safe one divided by this

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.factor import Factor, align
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.junction_tree import JunctionTree

@@ -24,12 +24,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from synth.measurement import Measurement, group_table, spread_groups
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.factor import align
 from synth.model.graphical import marginalise
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
+from synth.privacy.measurement import Measurement, group_table, spread_groups
 
 
 class HistogramModel:

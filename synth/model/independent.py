@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.measurement import Measurement
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.interface import Evidence, check_evidence, conditioned_total
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw
+from synth.privacy.measurement import Measurement
 
 
 @dataclass(frozen=True)

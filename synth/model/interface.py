@@ -24,8 +24,8 @@ from typing import Protocol
 
 import numpy as np
 
+from synth.columns.domain import Domain
 from synth.errors import ConditionError
-from synth.model.domain import Domain
 from synth.model.sampling import Draws
 
 Evidence = Mapping[str, np.ndarray]

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import networkx as nx
 
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 
 BYTES_PER_CELL = 8  # float64 potentials
 

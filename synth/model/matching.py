@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numba
 import numpy as np
 
-from synth.model.domain import Domain
+from synth.columns.domain import Domain
 from synth.model.interface import MIN_PROBABILITY, Model, marginal_cost
 from synth.model.sampling import DEFAULT_SAMPLING, Sampling, rounded_counts
 from synth.progress import SILENT, Progress

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
-from synth.measurement import Measurement
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedModel, derived_for, fit_derived
-from synth.model.domain import Domain
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.independent import ProductModel, fit_product_model
 from synth.model.interface import Model
+from synth.privacy.measurement import Measurement
 
 
 def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],

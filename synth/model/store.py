@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from synth.columns.domain import Domain
 from synth.errors import ModelFileError
 from synth.files import atomic_write
 from synth.model.bayesian_network import BayesianNetwork, Conditional
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedModel
-from synth.model.domain import Domain
 from synth.model.factor import Factor
 from synth.model.graphical import FitSummary, GraphicalModel
 from synth.model.histogram import HistogramModel

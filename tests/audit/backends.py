@@ -33,9 +33,9 @@ from cases import (
     write_codes,
 )
 
-from synth.backends.base import CountingTable
-from synth.backends.source import TableSource
-from synth.neighbours import Neighbouring
+from synth.privacy.neighbours import Neighbouring
+from synth.tables.counting import CountingTable
+from synth.tables.source import TableSource
 
 BOUNDARY_ROW_TWICE = "the row at a piece boundary read twice"
 SPARK_MASTER = "local[2]"
@@ -45,7 +45,7 @@ def boundary_row_twice(table: CountingTable) -> CountingTable:
     """Break a DuckDB table read from a CSV file as a reader of ``ROWS``-row pieces with an
     off-by-one would: the first row of the second piece is read twice. The audited table has
     ``ROWS`` rows (one piece, untouched); its neighbour adds a row, which is read twice."""
-    from synth.backends.duckdb_table import DuckDBTable
+    from synth.tables.duckdb_table import DuckDBTable
 
     assert isinstance(table, DuckDBTable)
     connection = table._con

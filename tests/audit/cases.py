@@ -38,15 +38,15 @@ import pandas as pd
 from auditing import AuditResult, Claim, audit, log_likelihood_ratio
 
 from synth.api import describe
-from synth.bounds import LocatedBounds, locate_bounds
-from synth.column import Column
-from synth.curator import CountRelease, Curator
-from synth.discovery import Detection, detect_identifier
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.columns.unmodelled import UnmodelledColumn
+from synth.domains.bounds import LocatedBounds, locate_bounds
+from synth.domains.discovery import Detection, detect_identifier
+from synth.domains.profile import Profile
 from synth.engines import EngineResult, make_engine
-from synth.kinds import Kind
-from synth.measurement import Measurement
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import (
     Accountant,
     Budget,
@@ -63,11 +63,11 @@ from synth.privacy import (
     randomized_response_cost,
     zcdp_to_approx_epsilon,
 )
-from synth.profile import Profile
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.measurement import Measurement
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.schema import Schema
-from synth.tableio import read_table
-from synth.unmodelled import UnmodelledColumn
+from synth.tables.tableio import read_table
 
 CONFIDENCE = 0.99
 UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %
@@ -295,7 +295,7 @@ def selection_runs(neighbouring: Neighbouring, noise: NoiseFactory, runs: int) -
 def dependence_tables(relation: str) -> tuple[np.ndarray, np.ndarray]:
     """Two neighbouring tables over columns a, b, c, d (3 codes each) between which the scaled
     mutual information n·I(a; b) rises and n·I(c; d) falls by nearly the most one row can move
-    them (``synth.selection_scores``'s derivation; found by exhaustive search over small tables).
+    them (``synth.privacy.selection_scores``'s derivation; found by exhaustive search over small tables).
 
     add/remove (100 rows, then a row (0, 0, 0, 0)): a = 0 and b = 0 are new values, so n·I(a; b)
     rises by g(n), the sensitivity's bound up to O(1/n); c = 0 and d = 0 each hold half the rows
@@ -320,7 +320,7 @@ def dependence_tables(relation: str) -> tuple[np.ndarray, np.ndarray]:
 def r_dependence_tables() -> tuple[np.ndarray, np.ndarray]:
     """Two add/remove neighbours (100 rows, then a row (0, 0, 0, 0)) between which the scaled
     score n·R(a; b) rises and n·R(c; d) falls by nearly the most one row can move them (2, from
-    ``synth.selection_scores``'s derivation). a and b are independent (n·R = 0) and the new row holds
+    ``synth.privacy.selection_scores``'s derivation). a and b are independent (n·R = 0) and the new row holds
     values of each not seen before: n·R(a; b) rises by 2n/(n+1), the bound's tight case. (c, d) is
     (0, 1) in 9 rows, (2, 0) in 10 and (2, 1) in 81, so the new (0, 0) takes n·R(c; d) from 1.80 to
     0.18 (the largest fall found by exhaustive search over such tables). Together: 0.90 of the 2Δ

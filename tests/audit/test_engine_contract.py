@@ -17,13 +17,13 @@ from cases import CASES
 from test_ledger_integrity import _public_schema, _table
 
 import synth
-from synth.description import load_description, save_description
+from synth.domains.profile import Profile
 from synth.engines import ENGINES
 from synth.errors import DescriptionError, EngineError
 from synth.inspect.report import report_html
 from synth.inspect.text import inspect_text
 from synth.inspect.views import structure
-from synth.profile import Profile
+from synth.release.description import load_description, save_description
 from tests.toy_engine import ToyEngine, ToyOutput
 
 FAST_OPTIONS: dict[str, dict[str, Any]] = {  # small runs: the contract, not the accuracy, is tested here

@@ -19,16 +19,16 @@ import pytest
 
 import synth
 from synth.api import describe
-from synth.column import Column
-from synth.curator import CountRelease, Curator
-from synth.description import Description
+from synth.columns.column import Column
+from synth.columns.domain import Domain
+from synth.columns.kinds import DomainSource, Kind
+from synth.columns.schema import Schema
+from synth.domains.profile import Profile
 from synth.errors import BudgetError, BudgetExhaustedError, DescriptionError, EngineError
-from synth.kinds import DomainSource, Kind
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, Cost, NoiseSource, SeededNoise, zcdp_to_approx_epsilon
-from synth.profile import Profile
-from synth.schema import Schema
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
+from synth.release.description import Description
 
 PACKAGE = Path(synth.__file__).resolve().parent
 
@@ -62,36 +62,37 @@ ROW_TAPS = {
 METHOD_TAPS = {"encode", "release", "column_cells"}
 CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable"}
 
-# Module (path under synth/, or a package folder ending in /) -> (taps it may use, why).
+# Module (path under synth/, or a package folder ending in /, which covers the modules of the folder
+# that have no entry of their own) -> (taps it may use, why).
 ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
-    "curator.py": (frozenset({"Curator", "release"}),
-                   "the privacy boundary itself: holds the codes, releases noisy counts of them, and "
-                   "compressed() builds a view over them"),
-    "describer.py": (frozenset({"encode", "Curator"}),
-                     "the front door: encodes the private table and hands the codes to a Curator"),
-    "discovery.py": (frozenset({"parse_values", "text_counts", "release", "column_cells"}),
-                     "DP domain discovery: reads columns, releases only noisy, charged histograms"),
-    "votes.py": (frozenset({"classify_cells", "classify_shapes", "release"}),
-                 "DP votes on a column's kind and shape (for discovery): release only noisy, charged histograms"),
-    "feasibility.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release", "column_cells"}),
-                       "the check before discovery: reads columns as discovery does, releases one noisy, charged "
-                       "count"),
-    "bounds.py": (frozenset({"release"}),
-                  "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
-    "cells.py": (frozenset({"text_counts", "distinct_texts"}),
-                 "defines reading cells and kinds, applied to the columns discovery, drafting or encoding hand it"),
-    "encoding.py": (frozenset({"parse_values", "distinct_texts"}),
-                    "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
-    "tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
-    "backends/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable"}),
-                  "counting backends, inside the boundary: they read the private rows where they are and hand "
-                  "only exact counts (distinct cells, distinct code rows) to discovery and the curator"),
+    "privacy/curator.py": (frozenset({"Curator", "release"}),
+                           "the privacy boundary itself: holds the codes, releases noisy counts of them, and "
+                           "compressed() builds a view over them"),
+    "release/describer.py": (frozenset({"encode", "Curator"}),
+                             "the front door: encodes the private table and hands the codes to a Curator"),
+    "domains/discovery.py": (frozenset({"parse_values", "text_counts", "release", "column_cells"}),
+                             "DP domain discovery: reads columns, releases only noisy, charged histograms"),
+    "domains/votes.py": (frozenset({"classify_cells", "classify_shapes", "release"}),
+                         "DP votes on a column's kind and shape (for discovery): release only noisy, charged histograms"),
+    "domains/feasibility.py": (frozenset({"parse_values", "classify_cells", "text_counts", "release", "column_cells"}),
+                               "the check before discovery: reads columns as discovery does, releases one noisy, charged "
+                               "count"),
+    "domains/bounds.py": (frozenset({"release"}),
+                          "DP bounds of a numeric column (for discovery): releases only noisy, charged histograms"),
+    "columns/cells.py": (frozenset({"text_counts", "distinct_texts"}),
+                         "defines reading cells and kinds, applied to the columns discovery, drafting or encoding hand it"),
+    "columns/encoding.py": (frozenset({"parse_values", "distinct_texts"}),
+                            "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
+    "tables/tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
+    "tables/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable"}),
+                "counting backends, inside the boundary: they read the private rows where they are and hand "
+                "only exact counts (distinct cells, distinct code rows) to discovery and the curator"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate "
                "(and to draft a profile)"),
-    "drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
-                    "draft_profile proposes domains from the data, marked data-derived (refused in a "
-                    "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
-                    "through the describer's discovery instead"),
+    "domains/drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
+                            "draft_profile proposes domains from the data, marked data-derived (refused in a "
+                            "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
+                            "through the describer's discovery instead"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
@@ -99,20 +100,20 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
 
 # Modules that may import pandas (private tables are DataFrames), with why.
 PANDAS_ALLOWED = {
-    "describer.py": "takes the private table",
-    "discovery.py": "reads private columns for DP domain discovery",
-    "votes.py": "reads private columns for DP votes on their kind and shape",
-    "schema.py": "Schema.encode and Schema.decode take and build tables",
-    "cells.py": "reads the cells of a table's columns",
-    "encoding.py": "encodes a column's cells to codes and decodes codes to a column",
-    "tableio.py": "reads and writes table files",
-    "backends/": "counting backends hand a column's distinct cells to discovery as a pandas Series",
-    "textshape.py": "writes decoded (synthetic) values in a column's public shape",
+    "release/describer.py": "takes the private table",
+    "domains/discovery.py": "reads private columns for DP domain discovery",
+    "domains/votes.py": "reads private columns for DP votes on their kind and shape",
+    "columns/schema.py": "Schema.encode and Schema.decode take and build tables",
+    "columns/cells.py": "reads the cells of a table's columns",
+    "columns/encoding.py": "encodes a column's cells to codes and decodes codes to a column",
+    "tables/tableio.py": "reads and writes table files",
+    "tables/": "counting backends hand a column's distinct cells to discovery as a pandas Series",
+    "columns/textshape.py": "writes decoded (synthetic) values in a column's public shape",
     "api.py": "the user-facing verbs take DataFrames",
-    "drafting.py": "drafts profiles from a table",
-    "generate.py": "builds the synthetic table",
-    "conditions.py": "draws the synthetic values of range-conditioned columns (from the model, never from data)",
-    "unmodelled.py": "counts key shapes of private cells (for discovery, only with noise) and writes id and text columns",
+    "domains/drafting.py": "drafts profiles from a table",
+    "generation/generate.py": "builds the synthetic table",
+    "generation/conditions.py": "draws the synthetic values of range-conditioned columns (from the model, never from data)",
+    "columns/unmodelled.py": "counts key shapes of private cells (for discovery, only with noise) and writes id and text columns",
     "evaluate/": "compares the original and synthetic tables (not DP)",
 }
 
@@ -149,7 +150,7 @@ def _taps(tree: ast.Module) -> set[str]:
 
 def _boundary_private_names() -> set[str]:
     """The private members of the curator module's classes: methods and ``self._x`` attributes."""
-    tree = ast.parse((PACKAGE / "curator.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "privacy" / "curator.py").read_text(encoding="utf-8"))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_"):
@@ -179,7 +180,7 @@ def test_no_module_reaches_into_the_curator() -> None:
     assert {"_codes", "_exact"} <= private  # the names that hold and compute on the rows
     violations = []
     for module, tree in _modules().items():
-        if module == "curator.py":
+        if module == "privacy/curator.py":
             continue
         for node in ast.walk(tree):
             if (isinstance(node, ast.Attribute) and node.attr in private

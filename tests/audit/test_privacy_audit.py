@@ -18,12 +18,12 @@ from cases import (
     tiny_table,
 )
 
-from synth.curator import CountRelease, Curator
+from synth.columns.domain import Domain
 from synth.engines import EngineResult, make_engine
 from synth.engines.smalldb import SmallDBOutput
-from synth.model.domain import Domain
-from synth.neighbours import Neighbouring
 from synth.privacy import Accountant, Budget, SeededNoise
+from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
 
 HONEST = [case for case in CASES if not case.mutation]

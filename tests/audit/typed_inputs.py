@@ -33,15 +33,16 @@ import pandas as pd
 from auditing import log_likelihood_ratio
 from cases import DELTA, EPSILON, Sample, spent_claim
 
-from synth import cells, discovery, encoding, votes
-from synth.backends.base import CountingTable, MemoryTable
-from synth.backends.source import TableSource
-from synth.curator import CountRelease, NoisyCounts
-from synth.kinds import Kind
-from synth.neighbours import Neighbouring
+from synth.columns import cells, encoding
+from synth.columns.kinds import Kind
+from synth.domains import discovery, votes
 from synth.privacy import Accountant, Budget, NoiseSource, Notion
+from synth.privacy.curator import CountRelease, NoisyCounts
+from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.tableio import read_table
+from synth.tables.counting import CountingTable, MemoryTable
+from synth.tables.source import TableSource
+from synth.tables.tableio import read_table
 
 ROWS = 30
 SPARK_MASTER = "local[2]"
@@ -185,7 +186,7 @@ MUTATIONS: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {}
 
 
 def _mutation(name: str, attribute: str, replacement: Callable[[Any], Any]) -> None:
-    """Register a mutation that replaces ``synth.cells``'s ``attribute`` (and the name a reader
+    """Register a mutation that replaces ``synth.columns.cells``'s ``attribute`` (and the name a reader
     imported from it) with ``replacement(original)`` while it is applied."""
     @contextlib.contextmanager
     def applied() -> Iterator[None]:

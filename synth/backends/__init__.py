@@ -1,1 +1,0 @@
-"""Counting backends: where the private rows are read and counted (see ``synth.backends.base``)."""

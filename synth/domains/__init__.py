@@ -1,0 +1,1 @@
+"""Public profiles, and the domains and shapes of columns found under DP."""

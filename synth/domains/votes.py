@@ -1,0 +1,128 @@
+"""A column's kind and how its values are written, voted under DP from what its cells read as.
+
+Inside the privacy boundary (it reads private cells, for ``synth.domains.discovery``): each vote releases
+one noisy, charged histogram of what the cells read as (``vote_kind``: missing, a boolean word,
+an integer, a non-integral number, a date or other text) or of how they are written
+(``vote_shape``: decimals, boolean words, date only or with a time, day order), and every
+decision it makes must clear the noise by a margin, so one person's odd cell cannot flip it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from synth.columns.cells import (
+    CELL_CLASSES,
+    SHAPE_CELLS,
+    classify_cells,
+    classify_shapes,
+    shape_from_counts,
+    weighted_bincount,
+)
+from synth.columns.kinds import Kind
+from synth.columns.textshape import TextShape
+from synth.privacy.curator import CountRelease
+
+VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
+LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
+FLOAT_MARGIN = 4.0  # numbers are float, and have d decimals, only when that count clears this many deviations
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A column's kind, the noisy count of its cells of that kind (None: not voted), whether its
+    missing cells stood clear of the noise (a column not voted keeps its missing code), the
+    noisy count of all its cells that are not missing, with that count's noise deviation, and
+    the noise deviation of ``cells``."""
+
+    kind: Kind
+    cells: float | None = None
+    missing: bool = True
+    present: float | None = None
+    present_std: float = 0.0
+    cells_std: float = 0.0
+
+
+def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
+              missing_markers: Sequence[str] = ("",), notes: list[str] | None = None,
+              weights: np.ndarray | None = None) -> Vote:
+    """The kind of a column, from a noisy count of what its cells read as, with the noisy count
+    of its cells of that kind (``Vote``).
+
+    Each cell is classed as missing, a boolean word, an integer, a non-integral number, a date or
+    other text (``classify_cells``), and the 6-cell histogram is released with noise. Deciding
+    from exact counts would let one person's odd cell flip the kind. Every decision must clear the
+    noise:
+
+    * the column gets a missing code only when its noisy count of missing cells clears
+      ``VOTE_MARGIN`` deviations (a column with no missing cells then has none with probability
+      about 1 − 1e-3, so synthetic rows hold no empty cells the original never had);
+    * a column whose missing cells clear that margin while its present cells (their noisy count,
+      over all five classes) do not is all missing, up to noise: it is voted ``text`` (left out of
+      the model and written empty, ``synth.columns.unmodelled``), so a column of blanks neither needs a
+      domain nor blocks the release, and one with a few present cells is treated alike;
+    * the winning class (numbers: integers and non-integral ones together) must clear
+      ``VOTE_MARGIN`` deviations of its noise and lead the runner-up by ``LEAD_MARGIN`` deviations
+      of the difference's noise; when it does not (too few rows for this budget, or a close split
+      between kinds), the column is taken as text and a note says so;
+    * numbers are float only when the non-integral count alone clears ``FLOAT_MARGIN`` deviations
+      (they are then certainly there, however few: 1 % of a large column is enough); otherwise
+      integer, so a whole-number column becomes float by noise alone with probability about 3e-5
+      (stray decimals are rounded, and counted on the console).
+    """
+    classes = classify_cells(series, missing_markers)
+    exact = weighted_bincount(classes + 1, weights, len(CELL_CLASSES) + 1)  # cell 0: missing
+    released = counts.release(exact, budget, query=f"kind({name}): what the cells read as, or missing")
+    missing = bool(released.values[0] >= VOTE_MARGIN * released.std)
+    noisy = released.values[1:].astype(float)
+    std = released.std
+    present = {"present": float(noisy.sum()), "present_std": std * math.sqrt(len(noisy))}
+    if missing and present["present"] < VOTE_MARGIN * present["present_std"]:  # all missing, up to noise
+        return Vote(Kind.TEXT, present["present"], missing, **present, cells_std=present["present_std"])
+    index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
+    votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
+             Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
+    total = {kind: float(noisy[cells].sum()) for kind, cells in votes.items()}
+    first, second = sorted(total, key=lambda k: (total[k], k == Kind.CATEGORICAL), reverse=True)[:2]
+    lead = total[first] - max(total[second], 0.0)
+    if (total[first] < VOTE_MARGIN * std * math.sqrt(len(votes[first]))
+            or lead < LEAD_MARGIN * std * math.sqrt(len(votes[first]) + len(votes[second]))):
+        if notes is not None:
+            notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
+                         "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, **present, cells_std=std)
+    cells_std = std * math.sqrt(len(votes[first]))
+    if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
+        return Vote(Kind.FLOAT, total[first], missing, **present, cells_std=cells_std)
+    return Vote(first, total[first], missing, **present, cells_std=cells_std)
+
+
+def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
+               missing_markers: Sequence[str] = ("",), weights: np.ndarray | None = None) -> TextShape:
+    """How a boolean, float or datetime column's values are written (``TextShape``), from a noisy
+    histogram of its cells' shapes (``classify_shapes``: one cell per row, so a histogram's
+    sensitivity). Each choice must clear the noise, else a public default stands
+    (``shape_from_counts``):
+
+    * boolean: the spelling with the largest noisy count (true/false, yes/no, in lower, title or
+      upper case), when it clears ``VOTE_MARGIN`` deviations; else True/False;
+    * float: the most decimals whose noisy count clears ``FLOAT_MARGIN`` deviations (so a few odd
+      cells with long decimals do not set it; more than ``MAX_DECIMALS``, a float written in full:
+      that many), else the default rule of ``synth.columns.textshape``. Never more than the input shows,
+      up to noise: each of the 13 cells above a column's decimals is an empty count that would
+      clear 3 deviations in about 1 vote of 700, 4 in about 1 of 30,000;
+    * datetime: date only unless the cells with a time of day clear ``VOTE_MARGIN`` deviations of
+      their sum; day first when the numeric dates readable only day first (23/02/2023) clear the
+      margin and lead those readable only month first (02/23/2023) by ``LEAD_MARGIN`` deviations.
+    """
+    shapes = classify_shapes(series, kind, missing_markers)
+    mine = shapes >= 0
+    exact = weighted_bincount(shapes[mine], None if weights is None else weights[mine], SHAPE_CELLS[kind])
+    released = counts.release(exact, budget, query=f"shape({name}): how its values are written")
+    margin = FLOAT_MARGIN if kind == Kind.FLOAT else VOTE_MARGIN
+    return shape_from_counts(kind, released.values.astype(float), released.std, margin, LEAD_MARGIN)

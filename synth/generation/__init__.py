@@ -1,0 +1,1 @@
+"""Generation: sampling synthetic rows from a Description, under conditions if asked."""

@@ -1,0 +1,1 @@
+"""What the two HTML reports share: the page, its pieces, and the pictures."""

@@ -1,0 +1,1 @@
+"""The release: the describer, the Description it writes, and the manifest."""

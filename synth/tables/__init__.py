@@ -1,0 +1,1 @@
+"""Reading and writing tables, and the backends that count private rows where they are."""

@@ -1,0 +1,186 @@
+"""The ``spark`` counting backend: a CSV or Parquet path counted where a Spark session reads it.
+
+Inside the privacy boundary. The rows stay in Spark; what travels to the driver (this process)
+is what ``DuckDBTable`` hands over: each column's distinct cells with their row counts, and the
+counts of the distinct code rows after encoding. The codes are made here by ``synth.columns.encoding``
+for each distinct cell, sent back to Spark as a small table (the cell's rank among the distinct
+cells → its code) and joined to the rows, so every row gets the code the in-memory path gives it.
+Noise, the accountant and everything after stay in this process; nothing is written.
+
+The session: ``master`` (``--spark-master``), else $SPARK_REMOTE (Spark Connect), else $MASTER,
+else ``local[*]``; an existing session is reused. Its time zone is set to UTC, so timestamps
+read as the memory path reads them. CSV cells are read as text with the delimiter and header of
+``synth.tables.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names), by
+its rule for odd records: a record whose cells hold nothing but spaces and tabs is no row, a short
+record has missing cells, a long one is refused (found from the raw text Spark keeps of each record
+whose length differs from the header's: ``_fields``), a CRLF or CR inside a cell reads as LF. The parsed
+rows are cached in Spark, so the file is parsed once, when the table is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synth.columns.encoding import EncodingReport
+from synth.columns.schema import Schema
+from synth.tables.counting import (
+    NO_NULL_TEXT,
+    BackendUnavailable,
+    DistinctCellsTable,
+    EncodedRows,
+    encode_distinct,
+    parquet_dtypes,
+)
+from synth.tables.tableio import BLANK, CsvLayout, checked_path, csv_layout, table_format, too_many_fields
+
+LOCAL_MASTER = "local[*]"
+LOCAL_PARTITIONS = 4
+LOCAL_DRIVER_MEMORY = "2g"
+RAW = "_synth_record"  # the column that holds the raw text of a record whose length differs from the header's
+
+
+def spark_session(master: str | None = None):
+    """The Spark session to count on (see the module docstring); BackendUnavailable when pyspark
+    is missing or Spark cannot be started or reached."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise BackendUnavailable(
+            "the spark backend needs pyspark: pip install 'synth[spark]' (and Java 17 for a local session), or "
+            "use --backend duckdb."
+        ) from None
+    target = master or os.environ.get("SPARK_REMOTE") or os.environ.get("MASTER") or LOCAL_MASTER
+    builder = SparkSession.builder.appName("synth")
+    builder = builder.remote(target) if target.startswith("sc://") else builder.master(target)
+    if target.startswith("local"):  # one machine: a few shuffle partitions, not a cluster's 200, and a
+        # driver heap that holds the counts of distinct code rows on their way to Python
+        builder = (builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+                   .config("spark.driver.memory", LOCAL_DRIVER_MEMORY))
+    try:
+        session = (builder.config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    except Exception as error:  # pyspark raises many kinds (no Java, no cluster, a refused connection)
+        raise BackendUnavailable(
+            f"Spark could not be started or reached at {target} ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else 'no detail'}). Check --spark-master (or $SPARK_REMOTE, "
+            "$MASTER), that the cluster is up, and for a local session that Java 17 is installed."
+        ) from None
+    session.conf.set("spark.sql.session.timeZone", "UTC")  # also on a session that already existed
+    return session
+
+
+class SparkTable(DistinctCellsTable):
+    """A CSV or Parquet path counted by Spark (see the module docstring)."""
+
+    backend = "spark"
+
+    def __init__(self, path: str, missing_markers: tuple[str, ...] = ("",), master: str | None = None) -> None:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        super().__init__(missing_markers)
+        self._spark = spark_session(master)
+        remote = "://" in path
+        local = None if remote else checked_path(path)
+        if table_format(Path(path)) == "csv":
+            reader = self._spark.read.options(header=True, quote='"', escape='"', multiLine=True,
+                                              nullValue=NO_NULL_TEXT, emptyValue="", encoding="UTF-8",
+                                              columnNameOfCorruptRecord=RAW)
+            layout = (csv_layout(local) if local is not None
+                      else CsvLayout(",", reader.options(inferSchema=False).csv(path).columns, 0))
+            names = layout.names
+            keys = [f"c{j}" for j in range(len(names))]
+            parsed = reader.options(sep=layout.delimiter).schema(
+                StructType([StructField(key, StringType()) for key in keys] + [StructField(RAW, StringType())])).csv(path)
+            long = F.coalesce(_fields(F.col(RAW), layout.delimiter) > len(names), F.lit(False))
+            blank = F.lit(True)
+            for key in keys:
+                blank = blank & F.coalesce(F.col(key), F.lit("")).rlike(f"\\A[{BLANK}]*\\z")
+            rows = parsed.where(~blank | long).select(
+                *[_line_breaks_as_lf(F.col(key)).alias(key) for key in keys],
+                long.alias("long")).cache()  # parsed once, here, not once per count
+            if rows.where("long").limit(1).count():
+                rows.unpersist()
+                raise too_many_fields(path, layout)
+            rows = rows.drop("long")
+        else:
+            rows = self._spark.read.parquet(path)
+            names = rows.columns
+            rows = rows.toDF(*[f"c{j}" for j in range(len(names))])
+            if local is not None and local.is_file():
+                self._dtypes = parquet_dtypes(str(local))
+        self._rows = rows
+        self._columns = tuple(names)
+        self._distinct: dict[str, Any] = {}  # cached Spark DataFrames
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self._columns
+
+    def _key(self, name: str) -> str:
+        return f"c{self._columns.index(name)}"
+
+    def row_count(self) -> int:
+        return int(self._rows.count())
+
+    def _distinct_table(self, name: str):
+        """``name``'s distinct cells, cached in Spark: value v, rows n, and id (its rank by value)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        table = self._distinct.get(name)
+        if table is None:
+            counted = self._rows.groupBy(F.col(self._key(name)).alias("v")).agg(F.count(F.lit(1)).alias("n"))
+            table = counted.withColumn("id", F.row_number().over(Window.orderBy(F.col("v").asc_nulls_first())) - 1)
+            table = table.cache()
+            self._distinct[name] = table
+        return table
+
+    def _distinct_cells(self, name: str) -> tuple[pd.Series, np.ndarray]:
+        fetched = self._distinct_table(name).orderBy("id").select("v", "n").toPandas()
+        return fetched["v"], fetched["n"].to_numpy()
+
+    def encode(self, schema: Schema) -> tuple[EncodedRows, EncodingReport]:
+        from pyspark.sql import functions as F
+
+        codes, report = encode_distinct(schema, self._columns, self.column_cells)
+        rows = self._rows
+        for j, (column, column_codes) in enumerate(zip(schema.columns, codes, strict=True)):
+            mapping = self._spark.createDataFrame(pd.DataFrame({  # typed: a table of no rows has no cells
+                "id": np.arange(len(column_codes), dtype=np.int64), "code": column_codes.astype(np.int32)}),
+                schema="id long, code int")
+            coded = (self._distinct_table(column.name).join(mapping, "id")
+                     .select(F.col("v").alias(f"v{j}"), F.col("code").alias(f"code{j}")))
+            rows = rows.join(coded, rows[self._key(column.name)].eqNullSafe(coded[f"v{j}"]))
+        counted = rows.groupBy(*[f"code{j}" for j in range(len(schema.columns))]).count().toPandas()
+        matrix = np.empty((len(counted), len(schema.columns)), dtype=np.int32, order="F")
+        for j in range(len(schema.columns)):
+            matrix[:, j] = counted[f"code{j}"].to_numpy()
+        return EncodedRows(matrix, counted["count"].to_numpy(dtype=np.int64)), report
+
+    def close(self) -> None:
+        self._rows.unpersist()
+        for table in self._distinct.values():
+            table.unpersist()
+        self._distinct.clear()
+
+
+def _fields(record: Any, delimiter: str) -> Any:
+    """Spark's count of the fields in a raw CSV record: its delimiters outside quoted parts, plus one."""
+    from pyspark.sql import functions as F
+
+    bare = F.regexp_replace(record, '"[^"]*"', "")
+    return F.length(bare) - F.length(F.replace(bare, F.lit(delimiter), F.lit(""))) + 1
+
+
+def _line_breaks_as_lf(cell: Any) -> Any:
+    """A text column with each CRLF or CR read as LF."""
+    from pyspark.sql import functions as F
+
+    return F.replace(F.replace(cell, F.lit("\r\n"), F.lit("\n")), F.lit("\r"), F.lit("\n"))
