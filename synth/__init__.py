@@ -18,7 +18,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from synth.defaults import VERSION as __version__  # noqa: F401 (synth.__version__, defined with the other constants)
 
 _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(("RunResult", "describe", "draft_profile", "evaluate", "resolve_profile", "run"), "synth.api"),

@@ -19,8 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synth import __version__
-from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS, MAX_DELTA
+from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS, MAX_DELTA, VERSION
 from synth.errors import SynthError
 from synth.files import check_writable
 
@@ -102,7 +101,7 @@ def _add_sampling(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synth", description="Differentially private synthetic data.")
-    parser.add_argument("--version", action="version", version=f"synth {__version__}")
+    parser.add_argument("--version", action="version", version=f"synth {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="run the whole pipeline on the bundled Adult census sample")

@@ -31,9 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synth import __version__
 from synth.columns.domain import Domain
-from synth.defaults import FIT_ITERATIONS
+from synth.defaults import FIT_ITERATIONS, VERSION
 from synth.engines import released_by
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
 from synth.generation.conditions import condition_text, evidence, read_conditions, values_in_ranges
@@ -178,7 +177,7 @@ class FittedModel:
     def save(self, path: str | os.PathLike[str], force: bool = False) -> Path:
         """Write the model and its Description to ``path`` (an ``.npz`` archive, no pickle), atomically;
         refused if the file exists, unless ``force``."""
-        metadata = {"description_sha256": self.digest, "iterations": self.iterations, "software": __version__,
+        metadata = {"description_sha256": self.digest, "iterations": self.iterations, "software": VERSION,
                     "engine": self.description.engine}
         text = json.dumps(self.description.to_dict(), allow_nan=False)
         return write_model(path, self.model, metadata, {"description.json": text}, force)

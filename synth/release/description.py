@@ -28,13 +28,13 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from synth import __version__
 from synth.columns.column import Column
 from synth.columns.domain import Domain
 from synth.columns.kinds import DomainSource, Kind
 from synth.columns.schema import Schema
 from synth.columns.textshape import KIND_SHAPE_KEYS
 from synth.columns.unmodelled import UnmodelledColumn
+from synth.defaults import VERSION
 from synth.engines import released_by
 from synth.engines.base import EngineResult
 from synth.engines.output import EngineOutput
@@ -72,7 +72,7 @@ class Description:
     noise: dict[str, Any]
     rows: int | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
-    software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": __version__})
+    software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": VERSION})
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def __repr__(self) -> str:
