@@ -37,7 +37,8 @@ from synth.release.describer import check_draft_data, make_accountant, stopped_a
 from synth.release.describer import describe as _describe
 from synth.release.description import Description, load_description, save_description
 from synth.release.manifest import build_manifest, save_manifest
-from synth.tables.tableio import parquet_available, read_table, read_table_chunks, write_table, write_table_chunks
+from synth.tables.source import read_table
+from synth.tables.tableio import parquet_available, read_table_chunks, write_table, write_table_chunks
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation

@@ -22,8 +22,7 @@ from synth.domains.drafting import draft_profile
 from synth.domains.profile import Profile
 from synth.release.describer import describe
 from synth.tables.counting import CountingTable, MemoryTable
-from synth.tables.source import TableSource
-from synth.tables.tableio import read_table
+from synth.tables.source import TableSource, read_table
 
 MARKERS = ("", "NA", "<NULL>")
 SPARK_MASTER = "local[2]"  # tests run Spark in local mode

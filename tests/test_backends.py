@@ -31,8 +31,7 @@ from synth.privacy import Accountant, Budget, SeededNoise
 from synth.privacy.curator import CountRelease, Curator
 from synth.privacy.neighbours import Neighbouring
 from synth.tables.counting import BackendUnavailable
-from synth.tables.source import TableSource
-from synth.tables.tableio import read_table
+from synth.tables.source import TableSource, read_table
 
 pytest.importorskip("duckdb")
 BACKENDS = ["duckdb"]

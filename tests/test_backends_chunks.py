@@ -16,7 +16,8 @@ import synth
 from synth.cli import main
 from synth.generation.generate import FittedModel, fit
 from synth.release.description import save_description
-from synth.tables.tableio import read_table, write_table_chunks
+from synth.tables.source import read_table
+from synth.tables.tableio import write_table_chunks
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ from backend_cases import (
 from hypothesis import HealthCheck, given, settings
 
 from synth.tables.counting import BackendUnavailable
+from synth.tables.source import read_table
 from synth.tables.spark_table import spark_session
-from synth.tables.tableio import read_table
 
 pytest.importorskip("pyspark")
 pytestmark = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import synth.inspect
+import synth.tables.source
 import synth.tables.tableio
 from synth.api import describe
 from synth.engines import ENGINES
@@ -261,7 +262,7 @@ def test_report_never_reads_private_data(tmp_path, monkeypatch, descriptions):
     def refuse(*args, **kwargs):
         raise AssertionError("the inspector tried to read a table")
 
-    for module, name in ((synth.tables.tableio, "read_table"), (pd, "read_csv"), (pd, "read_parquet")):
+    for module, name in ((synth.tables.source, "read_table"), (synth.tables.tableio, "read_frame"), (pd, "read_csv"), (pd, "read_parquet")):
         monkeypatch.setattr(module, name, refuse)
     path = inspect_report(descriptions["privbayes"], tmp_path / "r.html", iterations=20)
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

@@ -28,7 +28,8 @@ from synth.privacy.measurement import table_cells
 from synth.privacy.neighbours import Neighbouring
 from synth.privacy.selection_scores import Dependence
 from synth.progress import SILENT
-from synth.tables.tableio import parquet_available, read_table, read_table_chunks
+from synth.tables.source import read_table
+from synth.tables.tableio import parquet_available, read_table_chunks
 from tests.conftest import mixed_table
 from tests.test_engines import chain_data
 

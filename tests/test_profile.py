@@ -17,7 +17,7 @@ from synth.domains.profile import MAX_DELTA, Profile, load_profile, profile_to_t
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
 from synth.privacy import zcdp_to_approx_epsilon
 from synth.release.describer import make_accountant
-from synth.tables.tableio import read_table
+from synth.tables.source import read_table
 
 DATA = Path(__file__).resolve().parents[1] / "synth" / "data"
 

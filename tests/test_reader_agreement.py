@@ -25,8 +25,8 @@ from backend_cases import SPARK_MASTER, release_of
 
 from synth.errors import RowFieldsError
 from synth.tables.counting import CountingTable
-from synth.tables.source import TableSource
-from synth.tables.tableio import read_table, read_table_chunks
+from synth.tables.source import TableSource, read_table
+from synth.tables.tableio import read_table_chunks
 
 MARKERS = ("",)
 Row = tuple[str | None, ...]

@@ -18,7 +18,8 @@ from synth.columns.column import Column
 from synth.columns.kinds import DomainSource, Kind
 from synth.columns.schema import Schema
 from synth.errors import DataError, InputFileError, OutputError, SchemaError
-from synth.tables.tableio import read_table, write_table
+from synth.tables.source import read_table
+from synth.tables.tableio import write_table
 
 DAY = 86400.0
 

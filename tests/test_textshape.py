@@ -20,7 +20,8 @@ from synth.errors import SchemaError
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring
-from synth.tables.tableio import read_table, write_table
+from synth.tables.source import read_table
+from synth.tables.tableio import write_table
 from tests.test_cli import run_cli
 
 

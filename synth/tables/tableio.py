@@ -1,6 +1,6 @@
 """Reading and writing tables: CSV (plain or gzip) and Parquet.
 
-``read_table`` reads every CSV cell as text, exactly as written (no type guessing, so "007"
+``read_frame`` reads every CSV cell as text, exactly as written (no type guessing, so "007"
 stays "007" and a code list of "0", "1" matches its categories), and turns empty cells and the
 given missing-value markers into NA. Typing is left to ``schema.encode`` and ``schema.infer_kinds``,
 which read text and typed columns alike. The delimiter (comma, semicolon, tab or bar) is detected
@@ -35,15 +35,12 @@ from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 import pandas as pd
 
 from synth.errors import DataError, InputFileError, OutputError, RowFieldsError
 from synth.files import atomic_write, check_writable
-
-if TYPE_CHECKING:
-    from synth.tables.counting import CountingTable
 
 DELIMITERS = (",", ";", "\t", "|")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz")
@@ -247,11 +244,11 @@ def _checked_frame(df: pd.DataFrame, p: Path, missing_markers: Iterable[str]) ->
     return mark_missing(df, missing_markers)
 
 
-def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame | CountingTable:
-    """Read a CSV (text cells, NA for missing) or Parquet file.
+def read_frame(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> pd.DataFrame:
+    """Read a CSV (text cells, NA for missing) or Parquet file into pandas.
 
-    A ``synth.tables.source.TableSource`` on a backend other than memory is opened there
-    instead (a ``CountingTable``: the rows stay in the backend, which counts them for describe).
+    ``synth.tables.source.read_table`` reads a path the same way, and opens a ``TableSource`` on
+    another backend there instead.
 
     A header without rows gives a table of no rows: whether the private table is empty is never
     decided here (describe measures it under noise like any other table).
@@ -259,12 +256,6 @@ def read_table(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("
     InputFileError: no such file, unreadable, empty, unknown file type. DataError: no columns, or a
     column named twice.
     """
-    from synth.tables.source import TableSource
-
-    if isinstance(path, TableSource):
-        table = path.open(tuple(missing_markers))
-        if table is not None:
-            return table
     p = checked_path(path)
     df = _read_parquet(p) if table_format(p, InputFileError) == "parquet" else _read_csv(p)
     return _checked_frame(df, p, missing_markers)
@@ -297,10 +288,10 @@ def _raw_chunks(p: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
 def read_table_chunks(path: str | os.PathLike[str], chunk_rows: int,
                       missing_markers: Iterable[str] = ("",)) -> Generator[pd.DataFrame, None, None]:
     """The rows of a CSV or Parquet file as consecutive tables of at most ``chunk_rows`` rows each,
-    read as ``read_table`` reads them, so a table larger than memory can be processed piece by piece.
+    read as ``read_frame`` reads them, so a table larger than memory can be processed piece by piece.
     A file with a header but no rows gives one table of no rows (its columns).
 
-    Raises what ``read_table`` raises.
+    Raises what ``read_frame`` raises.
     """
     p = checked_path(path)
     markers = tuple(missing_markers)

@@ -67,7 +67,7 @@ from synth.privacy.curator import CountRelease, Curator
 from synth.privacy.measurement import Measurement
 from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
-from synth.tables.tableio import read_table
+from synth.tables.source import read_table
 
 CONFIDENCE = 0.99
 UNSEEDED_CONFIDENCE = 1 - 1e-6  # OpenDP draws OS entropy: a false alarm must be negligible, not 1 %

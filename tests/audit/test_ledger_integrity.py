@@ -43,6 +43,7 @@ PACKAGE = Path(synth.__file__).resolve().parent
 # when imported for a type hint. The functions count when called or imported under any name.
 ROW_TAPS = {
     "read_table": "reads a private table from its file",
+    "read_frame": "reads a private table file into pandas",
     "read_csv": "pandas reading a file",
     "read_parquet": "pandas reading a file",
     "encode": "Schema.encode: private rows to codes",
@@ -84,9 +85,10 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "columns/encoding.py": (frozenset({"parse_values", "distinct_texts"}),
                             "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
     "tables/tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
-    "tables/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable"}),
+    "tables/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable", "read_frame"}),
                 "counting backends, inside the boundary: they read the private rows where they are and hand "
-                "only exact counts (distinct cells, distinct code rows) to discovery and the curator"),
+                "only exact counts (distinct cells, distinct code rows) to discovery and the curator; "
+                "read_table reads a file for the caller, in pandas or on its backend"),
     "api.py": (frozenset({"read_table"}), "the user-facing verbs load the data to hand to describe/evaluate "
                "(and to draft a profile)"),
     "domains/drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),

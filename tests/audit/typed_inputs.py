@@ -41,8 +41,7 @@ from synth.privacy.curator import CountRelease, NoisyCounts
 from synth.privacy.neighbours import Neighbouring
 from synth.progress import SILENT
 from synth.tables.counting import CountingTable, MemoryTable
-from synth.tables.source import TableSource
-from synth.tables.tableio import read_table
+from synth.tables.source import TableSource, read_table
 
 ROWS = 30
 SPARK_MASTER = "local[2]"
