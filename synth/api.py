@@ -25,6 +25,7 @@ import pandas as pd
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS
 from synth.domains.drafting import PROFILE_SHARE, draft_profile_under_dp
 from synth.domains.drafting import draft_profile as _draft_from_data
+from synth.domains.finding import check_draft_data, make_accountant, stopped_after_spending
 from synth.domains.profile import Profile, load_profile
 from synth.errors import BudgetError, ModelFileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
@@ -33,7 +34,6 @@ from synth.model.interface import Model
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
 from synth.progress import SILENT, Progress
-from synth.release.describer import check_draft_data, make_accountant, stopped_after_spending
 from synth.release.describer import describe as _describe
 from synth.release.description import Description, load_description, save_description
 from synth.release.manifest import build_manifest, save_manifest

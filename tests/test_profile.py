@@ -13,10 +13,10 @@ from synth.columns.column import Column
 from synth.columns.kinds import DomainSource, Kind
 from synth.columns.schema import Schema
 from synth.domains.drafting import draft_profile
+from synth.domains.finding import make_accountant
 from synth.domains.profile import MAX_DELTA, Profile, load_profile, profile_to_toml, save_profile
 from synth.errors import BudgetError, InputFileError, OutputError, ProfileError
 from synth.privacy import zcdp_to_approx_epsilon
-from synth.release.describer import make_accountant
 from synth.tables.source import read_table
 
 DATA = Path(__file__).resolve().parents[1] / "synth" / "data"

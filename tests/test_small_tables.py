@@ -18,13 +18,14 @@ from synth.columns.kinds import DomainSource, Kind
 from synth.domains.discovery import Discovery, Finding, discover_columns, needs_delta
 from synth.domains.drafting import draft_profile
 from synth.domains.feasibility import PRECHECK_SHARE, certificate, check_feasible, column_room, plan_needs
+from synth.domains.finding import make_accountant
 from synth.domains.profile import Profile
 from synth.errors import DiscoveryError
 from synth.privacy import SeededNoise
 from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT
-from synth.release.describer import check_discovery, make_accountant
+from synth.release.describer import check_discovery
 from synth.tables.counting import as_table
 
 

@@ -1,7 +1,7 @@
 """Drafting a profile for a person to review: under DP (first choice), or read from the data.
 
 ``draft_profile_under_dp`` finds each column's kind, domain and shape with the discovery a release
-without a profile uses (``synth.release.describer.draft_domains``), spending a stated share of the budget
+without a profile uses (``synth.domains.finding.draft_domains``), spending a stated share of the budget
 (``PROFILE_SHARE`` by default: a release's ``discovery_share`` plus its ``discovery_reserve``), and
 writes them as ``dp-estimated`` with the domains found, beside a ``[dp_draft]`` record of what it
 spent (``synth.domains.dp_draft.DpDraft``). A release made with that profile charges the record first and
@@ -44,10 +44,10 @@ from synth.columns.textshape import TextShape
 from synth.columns.unmodelled import UnmodelledColumn, judge_unique, looks_like_identifier, template_counts
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE
 from synth.domains.dp_draft import DpDraft
+from synth.domains.finding import draft_domains
 from synth.domains.profile import DRAFT_MAX_CATEGORIES, Profile
 from synth.errors import ProfileError, SchemaError
 from synth.progress import SILENT, Progress
-from synth.release.describer import draft_domains
 from synth.tables.counting import CountingTable
 
 DRAFT_BINS = 32  # bins of a drafted number column: one per value up to this many values, else quantile cuts

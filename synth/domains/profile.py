@@ -93,7 +93,7 @@ the budget, what was spent, the ledger, the data's file name and header, the col
 noisy or public facts only). A column named in ``[dp_draft].columns`` keeps every key the draft
 wrote (a boolean's ``labels``, an id's ``template``, ``complete``, ``missing``, ...) even without
 domain keys: they came from the recorded draft, whose ledger names that column, and a release made
-with the profile charges that ledger first (``synth.release.describer.make_accountant``), so the two steps
+with the profile charges that ledger first (``synth.domains.finding.make_accountant``), so the two steps
 together stay within the budget of ``[release]``. A person may edit the domains (narrow a category
 list, move a bound): an edit is public knowledge, and a domain left as found is dp-estimated.
 

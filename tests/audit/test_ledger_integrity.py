@@ -103,6 +103,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
 # Modules that may import pandas (private tables are DataFrames), with why.
 PANDAS_ALLOWED = {
     "release/describer.py": "takes the private table",
+    "domains/finding.py": "draft_domains takes the private table, to draft a profile's domains under DP",
     "domains/discovery.py": "reads private columns for DP domain discovery",
     "domains/votes.py": "reads private columns for DP votes on their kind and shape",
     "columns/schema.py": "Schema.encode and Schema.decode take and build tables",
