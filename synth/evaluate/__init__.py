@@ -1,11 +1,12 @@
-"""Utility evaluation: how faithful, useful and private-looking a synthetic table is next to the original.
+"""Evaluation: how faithful, useful and private-looking a synthetic table is beside the original.
+Reads the original private table: its results are NOT differentially private and are for the data owner.
+Hands on an ``Evaluation`` (metrics, JSON) and one HTML report; nothing of it goes into a release.
 
 ``evaluate`` compares two tables with the same columns, whichever tool made the synthetic one, on a
 discretisation drafted from the original (``discretisation``; a release's own schema is scored beside
 it), and returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML utility and
 privacy diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
-(``report``). Everything here reads the original data: the results are NOT differentially private
-and are for the data owner.
+(``report``).
 
 The public names are imported on first use, so a module that needs one light piece (the inspector
 takes ``association.cramers_v``) does not load scikit-learn and matplotlib with it.

@@ -1,8 +1,13 @@
-"""Privacy primitives of synth: the notions, budgets and costs (``budget``), how costs compose under
-each notion (``composition``), the accountant and its ledger (``accounting``), mechanisms' costs and
-calibration (``costs``) on exact arithmetic (``exact``), the noise on counts as mechanism objects
-(``count_noise``) and the noise samplers (``mechanisms``). This package never reads data; it only
-accounts for and draws noise."""
+"""The privacy boundary: budgets, accounting, noise, the neighbouring relation, and the ``Curator``.
+Only the curator (and the ``CountRelease`` it shares) touches private data: codes and exact counts.
+Hands on noisy answers alone (``Measurement``, ledger entries), each charged before its noise is drawn.
+
+Modules: ``budget`` (notions, budgets, costs), ``composition``, ``accounting`` (the accountant and
+its ledger), ``costs`` and ``exact`` (calibration on exact arithmetic), ``count_noise`` and
+``mechanisms`` (noise), ``neighbours`` (the relation and the sensitivities it gives), ``curator``
+(the mechanisms on private codes), ``boundary`` (the curator as engines see it),
+``selection_scores`` (what its noisy max selects by) and ``measurement`` (a noisy marginal).
+"""
 
 from synth.privacy.accounting import Accountant, LedgerEntry
 from synth.privacy.budget import Budget, Cost, Notion

@@ -1,1 +1,4 @@
-"""Reading and writing tables, and the backends that count private rows where they are."""
+"""Reading and writing tables (CSV, Parquet), and the counting backends (memory, DuckDB, Spark).
+Reads private rows: for the describer, discovery and the evaluation only; writes synthetic tables.
+Hands on a DataFrame or a ``CountingTable``, whose exact counts only the privacy boundary may take.
+"""
