@@ -94,7 +94,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "domains/drafting.py": (frozenset({"parse_values", "text_counts", "count_missing", "classify_shapes"}),
                             "draft_profile proposes domains from the data, marked data-derived (refused in a "
                             "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
-                            "through the describer's discovery instead"),
+                            "through a release's discovery (domains/finding.py) instead"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
