@@ -1,9 +1,10 @@
-"""The domain of a model: attribute names and their numbers of codes.
+"""The domain of a release's codes: attribute names and their numbers of codes.
 
-A ``Domain`` is public metadata (column names and code counts from the schema or from a
-compression decided on noisy counts). It holds no data and must never be built from private
-rows. Attribute order is meaningful: it is the column order of sampled code matrices and the
-canonical axis order of every factor and marginal inside the model.
+Every stage that counts or models codes shares it: the curator measures over it, engines and the
+model (``synth.model``) fit and sample over it. A ``Domain`` is public metadata (column names and
+code counts from the schema or from a compression decided on noisy counts). It holds no data and
+must never be built from private rows. Attribute order is meaningful: it is the column order of
+sampled code matrices and the canonical axis order of every factor and marginal inside the model.
 """
 
 from __future__ import annotations
