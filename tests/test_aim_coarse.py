@@ -7,7 +7,7 @@ import pytest
 
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import ROWS_OF_RULE, coarse_groups_for, coarse_map
+from synth.engines.aim import COARSE_GROUPS, coarse_map
 from synth.errors import EngineError
 from synth.privacy.measurement import group_table
 from synth.progress import SILENT
@@ -24,9 +24,9 @@ def test_coarse_map_cuts_codes_in_order_into_stretches_of_equal_noisy_mass():
 
 
 def test_coarse_groups_below_two_are_refused_and_zero_or_an_empty_list_turns_them_off():
-    assert make_engine("aim", {"coarse_groups": 0}).config.resolutions(1000) == ()
-    assert make_engine("aim", {"coarse_groups": []}).config.resolutions(1000) == ()
-    assert make_engine("aim", {"coarse_groups": 16}).config.resolutions(10 * ROWS_OF_RULE) == (16,)  # as set
+    assert make_engine("aim", {"coarse_groups": 0}).config.resolutions() == ()
+    assert make_engine("aim", {"coarse_groups": []}).config.resolutions() == ()
+    assert make_engine("aim", {"coarse_groups": 16}).config.resolutions() == (16,)  # as set
     with pytest.raises(EngineError, match="coarse_groups"):
         make_engine("aim", {"coarse_groups": 1})
     with pytest.raises(EngineError, match="coarse_groups"):
@@ -35,21 +35,10 @@ def test_coarse_groups_below_two_are_refused_and_zero_or_an_empty_list_turns_the
         make_engine("aim", {"coarse_groups": "many"})  # only "auto" is a word it knows
 
 
-def test_coarse_groups_left_unset_hold_as_many_rows_each_on_a_large_table_as_on_adult_coded():
-    unset = make_engine("aim").config
-    assert unset.resolutions(300) == unset.resolutions(ROWS_OF_RULE) == (16,)  # up to 48,842 rows: 16
-    assert unset.resolutions(2 * ROWS_OF_RULE) == (32,) and unset.resolutions(336_776) == (110,)
-    assert coarse_groups_for(1.02 * ROWS_OF_RULE) == 16  # a noisy total a little above 48,842 changes nothing
-
-
-def test_aim_reads_its_coarse_groups_from_the_first_columns_noisy_total(monkeypatch):
-    from synth.engines import aim
-    codes, domain = _threshold_table()  # 6,000 rows; x has 60 codes
-    monkeypatch.setattr(aim, "ROWS_OF_RULE", 1000)  # as if 6 times adult_coded's rows: 96 groups, more than
-    engine = make_engine("aim", {"workload": "2-way", "compress": False})  # half x's codes: no coarse candidate
-    result = engine.describe(curator_for(codes, domain, 0.1, delta=1e-6), SILENT)
-    assert not any(m.coarsening for m in result.measurements)
-    monkeypatch.setattr(aim, "ROWS_OF_RULE", 6000 * 3)  # a third of the rule's rows: still 16 groups
+def test_coarse_groups_left_unset_are_sixteen_on_every_table():
+    assert make_engine("aim").config.resolutions() == (COARSE_GROUPS,) == (16,)
+    codes, domain = _threshold_table()  # 6,000 rows; x has 60 codes: more than twice 16
+    engine = make_engine("aim", {"workload": "2-way", "compress": False})
     result = engine.describe(curator_for(codes, domain, 0.1, delta=1e-6), SILENT)
     assert any(int(m.coarsening["x"].max()) + 1 == 16 for m in result.measurements if m.coarsening)
 

@@ -13,7 +13,7 @@ import synth
 from synth.api import describe
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import ROWS_OF_RULE, one_way_share
+from synth.engines.aim import ONE_WAY_SIGNAL, one_way_share, signal_of
 from synth.errors import EngineError
 from synth.generation.generate import fit_model, generate
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
@@ -79,9 +79,8 @@ def test_aim_prefers_the_dependent_pairs():
     codes, domain = chain_data(20_000)
     result = make_engine("aim", {"workload": "2-way", "rounds": 6, "iterations": 50}).describe(
         curator_for(codes, domain, 10.0), SILENT)
-    chosen = {frozenset(c) for c in result.output.selected if len(c) == 2}
-    assert chosen & {frozenset("ab"), frozenset("bc"), frozenset("cd")}
-    assert not any("e" in c for c in chosen)
+    pairs = [frozenset(c) for c in result.output.selected if len(c) == 2]
+    assert set(pairs[:3]) == {frozenset("ab"), frozenset("bc"), frozenset("cd")}  # the chain first, then the rest
 
 
 @pytest.mark.parametrize("name,options,needle", [
@@ -184,9 +183,15 @@ def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
     assert 10 <= rounds < 80 and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / rounds), rel=1e-6)
 
 
-def test_aim_gives_a_large_tables_1_way_marginals_the_noise_of_48842_rows():
-    assert one_way_share(100) == 1.0 and one_way_share(ROWS_OF_RULE) == 1.0
-    assert one_way_share(2 * ROWS_OF_RULE) == pytest.approx(0.25) and one_way_share(10 * ROWS_OF_RULE) == pytest.approx(0.01)
+def test_aims_1_way_marginals_take_at_most_the_rules_signal_over_the_tables_of_the_budget():
+    assert signal_of(50_000, 25.0) == 2000.0  # rows in units of a round's noise deviation
+    for per_column in (2.0, 4.0, 16.0):
+        assert one_way_share(1.0, per_column) == 1.0 and one_way_share(ONE_WAY_SIGNAL * per_column, per_column) == 1.0
+        for signal in (2 * ONE_WAY_SIGNAL * per_column, 50 * ONE_WAY_SIGNAL * per_column):
+            share = one_way_share(signal, per_column)
+            # d columns at share s of one of T = per_column × d rounds take s / per_column of the budget
+            assert share < 1 and share / per_column == pytest.approx(ONE_WAY_SIGNAL / signal, rel=1e-12)
+    assert one_way_share(40_000, 2.0) > one_way_share(80_000, 2.0)  # the stronger the signal, the smaller the share
 
 
 def test_aim_measures_a_small_tables_1_way_marginals_each_with_a_rounds_budget():
@@ -203,7 +208,7 @@ def test_aim_measures_a_small_tables_1_way_marginals_each_with_a_rounds_budget()
 def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goes_to_the_rounds(monkeypatch):
     from synth.engines import aim
     from synth.privacy import gaussian_sigma
-    monkeypatch.setattr(aim, "ROWS_OF_RULE", 1000)  # the 5,000-row table stands for a table 5 times adult_coded's
+    monkeypatch.setattr(aim, "ONE_WAY_SIGNAL", 1.0)  # as if the signal of 5,000 rows (about 80) were strong
     codes, domain = chain_data(5000)
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
@@ -212,7 +217,7 @@ def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goe
     assert first.attrs == ("a",) and first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10), rel=1e-9)
     rows = first.values.sum()  # the noisy total, not the true 5,000 rows
     assert rows != 5000 and abs(rows - 5000) < 5 * first.noise_scale * 2  # four codes: deviation 2 sigma
-    share = (1000 / rows) ** 2  # about 1/25
+    share = 1.0 * 2 / (rows / first.noise_scale)  # ONE_WAY_SIGNAL × rounds per column (10 / 5) / signal
     assert all(len(m.attrs) == 1 and m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10 * share),
                                                                        rel=1e-9) for m in others)
     assert all(e.query != "count(*)" for e in curator.accountant.ledger)  # nothing more is spent on the rows
@@ -233,5 +238,6 @@ def test_aim_reads_the_public_row_count_under_replace(monkeypatch):
         return result.measurements[1].noise_scale
 
     full = second_1_way_noise()
-    monkeypatch.setattr(aim, "ROWS_OF_RULE", 2500)  # exactly 5,000 public rows: a quarter of the budget, twice the noise
+    # exactly 5,000 public rows: a quarter of a round (signal 5,000 / σ, 2 rounds per column), twice the noise
+    monkeypatch.setattr(aim, "ONE_WAY_SIGNAL", 5000 / full / 8)
     assert second_1_way_noise() == pytest.approx(2 * full, rel=1e-12)

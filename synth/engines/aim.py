@@ -22,19 +22,20 @@ for larger budgets, where the published AIM plans 16; 90 % measurement, 10 % sel
 round takes exactly what is left. The fitted model is only used to choose; the Description holds
 the measurements, and generation refits them.
 
-Beyond the published AIM, a 1-way marginal of a table larger than adult_coded (``ROWS_OF_RULE``
-rows, on which the rounds rule was measured) gets less than a round's budget: ``one_way_share``,
-(48,842 / n)² of it, so that its noise against the counts is what adult_coded's is at the same ε,
-and what it leaves goes to the rounds. The first workload column (by name) is measured with a
-whole round's budget, and n is the total of its noisy counts (post-processing; under replace, the
-public count); the other columns then get the share. Nothing more is spent, and a table of up to
-48,842 rows is measured as before.
+Beyond the published AIM, the 1-way marginals of a table with a strong signal (its rows against a
+round's noise deviation, ``signal_of``) get less than a round's budget each: together at most
+``ONE_WAY_SIGNAL`` / signal of the budget (``one_way_share``), and what they leave goes to the
+rounds. The first workload column (by name) is measured with a whole round's budget, and the rows
+are the total of its noisy counts (post-processing; under replace, the public count); the other
+columns then get the share. Nothing more is spent.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
 ``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
 stretches of about equal noisy mass (post-processing of the charged 1-way counts; left "auto", g is
-16, or more on a table over 48,842 rows: ``coarse_groups_for``). Every marginal of the whole
+``COARSE_GROUPS``, 16, on every table; a rule that grew them with the rows, 16 n / 48,842, was fitted
+to adult_coded's rows, and on fertility (254,654 rows: 83 groups, so none for its 54-code column) 16
+took ε = 1 from 0.0054 to 0.0050, seeds 0–2, and ε = 3 from 0.0025 to 0.0026, seeds 0–1). Every marginal of the whole
 workload (before ``max_cells`` drops the large ones) then also enters the candidates with its large
 columns on their groups, when that coarse table has at most ``max_cells`` cells. A coarse candidate
 is scored, measured and annealed like any other, on its groups (its cells are fewer, so its noise
@@ -99,8 +100,10 @@ MEASURE_SHARE = 0.9  # of each round's budget; the rest selects
 # Rounds per column when unset: (ρ / RHO_AT_FOUR)^(1/3) times four, within [2, 16] (see planned_rounds)
 RHO_AT_FOUR = 0.12
 FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
-ROWS_OF_RULE = 48_842  # adult_coded's rows: a larger table's 1-way marginals get less budget (one_way_share)
-COARSE_GROUPS = 16  # coarse candidates' groups up to ROWS_OF_RULE rows, more beyond (coarse_groups_for)
+# The 1-way marginals together take at most ONE_WAY_SIGNAL / signal of the budget (one_way_share), where a
+# table's signal is its rows against a round's noise deviation (signal_of)
+ONE_WAY_SIGNAL = 600.0
+COARSE_GROUPS = 16  # the groups of a coarse candidate's large columns when coarse_groups is "auto"
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
@@ -155,46 +158,51 @@ def planned_rounds(columns: int, rho: float) -> int:
 
     The published AIM plans 16 rounds per column at every budget. On adult_coded (14 columns,
     δ = 1e-9, 5 seeds) that spreads a small budget too thin: each round's measurement is too noisy
-    to move the model, the 1-way marginals get 1/16 of the budget, and fewer, larger rounds
-    did much better (ε = 0.3: 0.132 with 240 rounds, 0.111 with 30; ε = 1: 0.083 with 240, 0.075
-    with 30 or 60; ε = 3: 0.061 with 240 or 30, 0.058 with 60), while a large budget gains from
-    many rounds (ε = 10: 0.055 with 30, 0.050 with 240). The rule follows those optima. It reads
-    the budget and the number of columns only, never the data."""
+    to move the model, and fewer, larger rounds did much better (ε = 0.3: 0.132 with 240 rounds,
+    0.111 with 30; ε = 1: 0.083 with 240, 0.075 with 30 or 60; ε = 3: 0.061 with 240 or 30, 0.058
+    with 60), while a large budget gains from many rounds (ε = 10: 0.055 with 30, 0.050 with 240).
+    On the accuracy suite at ε = 1 (compress off, 3 seeds; 2 / 4 / 8 rounds per column) no single
+    count wins: on the tuning half diamonds 0.1541 / 0.1360 / 0.1369 and doctoraus 0.1237 / 0.1210 /
+    0.1295 gain from 4, hdma 0.1166 / 0.1233 / 0.1212 loses, adult_coded is level; on the checking
+    half flchain 0.1032 / 0.1051 / 0.1077 loses, fertility gains at 4 and loses at 8. A rule by the
+    table's signal instead of ρ alone was tried and lost on fertility (benchmarks/RESULTS.md), so the
+    rule keeps 2 per column up to ε ≈ 1. It reads the budget and the number of columns only."""
     per_column = 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
     return round(columns * min(max(per_column, FEWEST_PER_COLUMN), MOST_PER_COLUMN))
 
 
-def one_way_share(rows: float) -> float:
-    """The share of a round's measurement budget that each 1-way marginal gets on a table of about
-    ``rows`` rows: 1 up to ``ROWS_OF_RULE`` (48,842, adult_coded's rows), (48,842 / rows)² beyond.
-
-    The rounds rule (``planned_rounds``) and the 1-way share were measured on adult_coded, where the
-    1-way marginals take a round's budget each: at ε = 1, a third to a half of the budget. A 1-way
-    marginal's noise deviation goes as 1/√ρ and its counts as n, so on k times the rows 1/k² of
-    that budget leaves the same noise against the counts, and the rest buys the rounds that
-    measure relations. Through ``synth run`` on flights (336,776 rows, 19 columns, zero-config,
-    seeds 1–3) it took the mean 2-way TVD at ε = 1 from 0.093 to 0.080 and left ε = 3 where it was
-    (0.0767 before, 0.0760 after); on insteval (73,421 rows) it took ε = 1 from 0.0093 to 0.0069
-    and cost ε = 3 0.0001 (benchmarks/RESULTS.md). A table's rows are read as the total of its
-    first 1-way marginal's noisy counts (``rows_of``)."""
-    return min(1.0, (ROWS_OF_RULE / max(rows, 1.0)) ** 2)
+def signal_of(rows: float, deviation: float) -> float:
+    """A table's signal: its (noisy) rows against the noise deviation of one round's measurement, its
+    size in units of noise, which means the same precision on every table."""
+    return rows / deviation
 
 
-def coarse_groups_for(rows: float) -> int:
-    """The groups a coarse candidate cuts a large column into when ``coarse_groups`` is "auto": 16 on
-    a table of up to ``ROWS_OF_RULE`` rows (48,842, adult_coded's, where 16 was chosen), and so many
-    that each group holds about as many rows (3,053) on a larger one: 16 n / 48,842.
+def one_way_share(signal: float, rounds_per_column: float) -> float:
+    """The share of a round's measurement budget that each 1-way marginal gets, on a table of this
+    ``signal`` (``signal_of``) with this many rounds planned per column: the whole round while the
+    1-way marginals would take no more than ``ONE_WAY_SIGNAL`` / signal of the budget, and so much
+    less beyond that they take just that: ONE_WAY_SIGNAL × rounds per column / signal.
 
-    A coarse table serves a relation that a full table would drown in noise. A group's count grows
-    with the rows and a round's noise does not, so on k times the rows a table of k times the groups
-    is as clear. Only a column of more than twice as many codes gets coarse candidates, so on a large
-    table most columns get none: on flights (336,776 rows: 110 groups) only a column of over 220
-    codes, such as the 907-code ``tailnum`` of a zero-config release."""
-    return round(COARSE_GROUPS * max(1.0, rows / ROWS_OF_RULE))
+    The published AIM measures each 1-way marginal with a round's budget: with 2 rounds planned per
+    column (``planned_rounds`` at ε ≤ 1) that is half the budget. The higher a table's signal, the
+    less its 1-way marginals need: their fraction falls in proportion, and what it leaves buys
+    rounds that measure relations. Where the rounds per column follow the budget (ρ^(1/3), above
+    ε ≈ 3 at δ = 1e-9), so does the signal, and the share goes as √columns / rows at every ε; below,
+    where 2 rounds per column are planned, a smaller budget leaves the 1-way marginals more. On the
+    accuracy suite (benchmarks/accuracy_suite.py: ``synth run`` with each table's public profile,
+    δ = 1e-9, mean 3-way TVD) 600 was chosen on the tuning half at ε = 1 (3 seeds; 300 / 600 / 1200:
+    adult_coded 0.0749 / 0.0726 / 0.0745, diamonds 0.1232 / 0.1250 / 0.1325). It binds only on the
+    tables of over 48,000 rows, where it replaced (48,842 / n)² of a round (a rule fitted to
+    adult_coded's rows); with 16 coarse groups on every table, against that rule: ε = 1 adult_coded
+    0.0745 → 0.0726, diamonds 0.1334 → 0.1250, fertility 0.0054 → 0.0046, insteval 0.0156 → 0.0154;
+    ε = 0.3 fertility 0.0120 → 0.0078, diamonds 0.1799 → 0.1880, insteval 0.0388 → 0.0405; ε = 3
+    (seeds 0–1) diamonds 0.0943 → 0.0919, insteval 0.0062 → 0.0062, fertility 0.0025 → 0.0031
+    (benchmarks/RESULTS.md). It reads a noisy total and the plan, never a constant table size."""
+    return min(1.0, ONE_WAY_SIGNAL * rounds_per_column / max(signal, 1.0))
 
 
 def rows_of(curator: Boundary, first: Measurement) -> float:
-    """The rows ``one_way_share`` reads: the public count under replace, else the total of the first
+    """The rows ``signal_of`` reads: the public count under replace, else the total of the first
     1-way marginal's noisy counts (post-processing of a charged measurement; its deviation is a
     cell's noise deviation times the square root of the column's codes)."""
     if curator.neighbouring.count_is_public:
@@ -293,7 +301,7 @@ class AIMOptions(EngineOptions):
     """aim's options (README, Engines): the workload and its cell cap, the model-size cap, the
     planned rounds (None: ``planned_rounds``, 2 to 16 per column by the budget), the fitting
     iterations per round (None: ``planned_iterations``, 100 or fewer for many rounds), compression,
-    the coarse candidates' groups ("auto": ``coarse_groups_for``, by the rows), and the candidates a
+    the coarse candidates' groups ("auto": ``COARSE_GROUPS``), and the candidates a
     round scores at most (None: ``SCORED_PER_ROUND``; 0: all of them)."""
 
     workload: Any = "3-way"
@@ -319,17 +327,17 @@ class AIMOptions(EngineOptions):
         if isinstance(self.coarse_groups, str) and self.coarse_groups != "auto":
             raise EngineError(f"coarse_groups {self.coarse_groups!r} is not known; use \"auto\" (the default), a "
                               "whole number of at least 2, a list of them, or 0 to turn coarse candidates off.")
-        for groups in self.resolutions(ROWS_OF_RULE):
+        for groups in self.resolutions():
             whole_number("coarse_groups", groups, 2)
         if self.scored_per_round is not None:
             whole_number("scored_per_round", self.scored_per_round, 0)
 
-    def resolutions(self, rows: float) -> tuple[int, ...]:
-        """The numbers of groups that coarse candidates cut a large column into on a table of about
-        ``rows`` rows (0 or []: no coarse candidates; "auto": ``coarse_groups_for``)."""
+    def resolutions(self) -> tuple[int, ...]:
+        """The numbers of groups that coarse candidates cut a large column into (0 or []: no coarse
+        candidates; "auto": ``COARSE_GROUPS``)."""
         groups = self.coarse_groups
         if groups == "auto":
-            return (coarse_groups_for(rows),)
+            return (COARSE_GROUPS,)
         return tuple(groups) if isinstance(groups, list) else () if groups in (None, 0) else (groups,)
 
 
@@ -388,8 +396,8 @@ class AIMEngine(EngineBase):
         rho_total = curator.remaining()
         rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
         measurements: list[Measurement] = [curator.measure_marginal(columns[0], rho_measure)]
-        rows = rows_of(curator, measurements[0])
-        rho_one_way = rho_measure * one_way_share(rows)
+        signal = signal_of(rows_of(curator, measurements[0]), curator.noise_scale(rho_measure))
+        rho_one_way = rho_measure * one_way_share(signal, rounds / len(columns))
         measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]
         maps: dict[str, np.ndarray] = {}
         expansion: dict[str, np.ndarray] = {}
@@ -403,7 +411,7 @@ class AIMEngine(EngineBase):
                                               self._explicit)
         domain = curator.domain
         candidates: dict[Candidate, float] = {(c, ()): w for c, w in candidate_weights(workload).items()}
-        resolutions = self.config.resolutions(rows)
+        resolutions = self.config.resolutions()
         coarse_maps = {(m.attrs[0], groups): coarse_map(m.values, groups)  # post-processing of the 1-way counts
                        for groups in resolutions for m in measurements
                        if len(m.attrs) == 1 and m.values.size > 2 * groups}
