@@ -33,24 +33,25 @@ Coarse candidates (``coarse_groups``, beyond the published AIM): a column with m
 offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
 ``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
 stretches of about equal noisy mass (post-processing of the charged 1-way counts; left "auto", g is
-``COARSE_GROUPS``, 16, on every table; a rule that grew them with the rows, 16 n / 48,842, was fitted
-to adult_coded's rows, and on fertility (254,654 rows: 83 groups, so none for its 54-code column) 16
-took ε = 1 from 0.0054 to 0.0050, seeds 0–2, and ε = 3 from 0.0025 to 0.0026, seeds 0–1). Every marginal of the whole
-workload (before ``max_cells`` drops the large ones) then also enters the candidates with its large
-columns on their groups, when that coarse table has at most ``max_cells`` cells. A coarse candidate
-is scored, measured and annealed like any other, on its groups (its cells are fewer, so its noise
-penalty is smaller): a relation between large columns that a full table would drown in noise can be
-measured where it shows, e.g. age × hours-per-week × income on 16 groups of age and of hours. The
-model holds a measured coarse column as a derived column (``synth.model.derived``), so a coarse
-table costs the model what it measured, not the full table.
+``COARSE_GROUPS``, 16, on every table). Every marginal of the whole workload (before ``max_cells``
+drops the large ones) then also enters the candidates with its large columns on their groups, when
+that coarse table has at most ``max_cells`` cells. A coarse candidate is scored, measured and
+annealed like any other, on its groups (its cells are fewer, so its noise penalty is smaller): a
+relation between large columns that a full table would drown in noise can be measured where it
+shows, e.g. age × hours-per-week × income on 16 groups of age and of hours. The model holds a
+measured coarse column as a derived column (``synth.model.derived``), so a coarse table costs the
+model what it measured, not the full table. A rule that grew the groups with the rows
+(16 n / 48,842) was fitted to adult_coded's rows; on fertility (254,654 rows: 83 groups, so none for
+its 54-code column) 16 groups took ε = 1 from 0.0054 to 0.0050 (seeds 0–2) and ε = 3 from 0.0025 to
+0.0026 (seeds 0–1).
 
 With ``compress`` (on unless set false; the AIM authors' advice for domains with rare values), the
-1-way measurements also decide, as in mst, which codes of each column are too rare to keep apart (noisy count below
-three noise deviations, ``synth.model.compression``): they are merged into one code, the workload
-is resolved and every later selection and measurement is made on the merged codes, and the
-Description records the maps and, as ``expansion`` in the engine output, the merged codes' noisy
-1-way counts clipped at zero: generation spreads a merged code over its codes in proportion to
-them (post-processing of the charged 1-way measurements), not evenly. On the accuracy suite
+1-way measurements also decide, as in mst, which codes of each column are too rare to keep apart
+(noisy count below three noise deviations, ``synth.model.compression``): they are merged into one
+code, the workload is resolved and every later selection and measurement is made on the merged
+codes, and the Description records the maps and, as ``expansion`` in the engine output, the merged
+codes' noisy 1-way counts clipped at zero: generation spreads a merged code over its codes in
+proportion to them (post-processing of the charged 1-way measurements), not evenly. On the accuracy suite
 (benchmarks/accuracy_suite.py: 12 coded public tables, ε = 1, seeds 0–2, mean 3-way TVD through
 ``synth run``) it scored better than without on all 12: the geometric mean of the ratio was 0.887
 on the tuning half and 0.961 on the checking half (from 0.79 on car, 70 columns, to 0.996); at
