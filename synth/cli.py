@@ -250,6 +250,20 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 
     check_writable(args.out, args.force)  # before anything is read or spent
     markers = _markers(args)
+    from synth.relational.source import database_kind
+
+    if database_kind(args.data) is not None:
+        if args.epsilon is not None:
+            from synth.errors import RelationalError
+            raise RelationalError("drafting a database's profile under DP is not supported yet: leave out --epsilon "
+                                  "to draft its tables and keys with domains read from the data (to review), or run "
+                                  "`synth run DATABASE --epsilon E` without a profile (domains found under DP).")
+        api.draft_database_profile(args.data, args.out, force=args.force)
+        if not args.quiet:
+            print(f"wrote a DATA-DERIVED draft profile of the database to {args.out}: its tables and keys come from the "
+                  "schema (public), its domains were read from the data without noise (NOT differentially private). "
+                  "Review them and mark them source = \"public\", and choose each max_children from public knowledge.")
+        return
     if args.epsilon is None:
         if args.delta is not None or args.share is not None or args.seed is not None:
             raise BudgetError("--delta, --share and --seed apply to a draft under DP; give --epsilon too (the "
@@ -341,9 +355,33 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
         print(f"wrote {rows:,} synthetic rows to {args.out}")
 
 
-def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+def _run_database(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
+    if args.rows is not None or args.accept_rough_domains or args.backend != "auto":
+        from synth.errors import RelationalError
+        raise RelationalError("--rows, --accept-rough-domains and --backend are not supported for a database yet "
+                              "(a database's row counts come from its noisy measurements); leave them out.")
+    result = api.run_database(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
+                              engine=args.engine, seed=args.seed, force=args.force, sampling=args.sampling,
+                              progress=progress, report_to=None if args.quiet else sys.stderr)
+    if result.release.noise.get("seeded"):
+        print(SEEDED_WARNING, file=sys.stderr)
+    if not args.quiet:
+        spent = result.release.spent
+        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in result.synthetic.tables.items())
+        print(f"released the database under DP per person (a {result.release.structure.root.name} row with all its "
+              f"rows): spent epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g}; synthetic {rows}; wrote "
+              f"{', '.join(p.name for p in result.files.values())} to {args.out}")
+
+
+def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+    from synth.relational.source import database_kind
+
+    if database_kind(args.data) is not None:
+        _run_database(args, progress)
+        return
     source = _source(args, progress)
     try:
         result = api.run(source, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
