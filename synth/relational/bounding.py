@@ -4,8 +4,10 @@ The privacy unit is a row of the root table with every child row that references
 anything is measured:
 
 * an **orphan** (a child row whose foreign key is missing or names no root row) belongs to no unit
-  and is dropped; a root row whose key repeats an earlier row's is dropped too (the first one holds
-  the key). Their exact numbers go to the data owner's console only, never into the release;
+  and is dropped. Root rows whose key is missing or repeated (possible in a folder of files, which
+  declares no keys) are all dropped, and their children become orphans: were the first of them
+  kept, adding one unit could displace another and change two units at once. Their exact numbers go
+  to the data owner's console only, never into the release;
 * each parent keeps at most ``max_children`` rows of each child table. Which ones is decided by a
   random order drawn from ``rng`` (seeded or fresh public randomness, independent of the rows'
   values): the child rows are shuffled and each parent keeps its first ``max_children``. Nothing
@@ -60,7 +62,7 @@ class BoundedChild:
 @dataclass(frozen=True)
 class BoundedDatabase:
     """The root's modelled columns (``root``), the same with the children counts (``root_with_counts``),
-    each child after bounding, and the exact number of root rows dropped for a repeated key (private)."""
+    each child after bounding, and the exact number of root rows dropped for a missing or repeated key (private)."""
 
     root: pd.DataFrame
     root_with_counts: pd.DataFrame
@@ -87,9 +89,9 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
     root_keys = structure.root
     root_frame = frames[root_keys.name]
     keys = _keyed(root_frame[root_keys.primary_key])
-    first = ~keys.duplicated() & keys.notna()
-    repeated = int((~first).sum())
-    root_frame, keys = root_frame[first.to_numpy()], keys[first.to_numpy()]
+    single = ~keys.duplicated(keep=False) & keys.notna()
+    repeated = int((~single).sum())
+    root_frame, keys = root_frame[single.to_numpy()], keys[single.to_numpy()]
     position = pd.Series(np.arange(len(keys)), index=keys.to_numpy())
     root = root_frame.drop(columns=list(root_keys.key_columns)).reset_index(drop=True)
     with_counts = root.copy()

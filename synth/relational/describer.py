@@ -37,11 +37,17 @@ from synth.columns.kinds import Kind
 from synth.columns.schema import Schema
 from synth.columns.unmodelled import UnmodelledColumn
 from synth.domains.discovery import needs_delta
-from synth.domains.finding import columns_to_discover, make_accountant, noise_source, public_kinds
+from synth.domains.finding import (
+    columns_to_discover,
+    make_accountant,
+    noise_source,
+    public_kinds,
+    stopped_after_spending,
+)
 from synth.domains.profile import Profile
 from synth.engines import make_engine
-from synth.errors import ProfileError
-from synth.privacy import LedgerEntry, split_budget
+from synth.errors import ProfileError, SynthError
+from synth.privacy import Accountant, LedgerEntry, NoiseSource, split_budget
 from synth.privacy.accounting import PartAccountant
 from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring, Relation
@@ -182,28 +188,13 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     limits = split_budget(whole, [ROOT_WEIGHT, *(CHILD_WEIGHT for _ in structure.children)])
     deltas = [discovery_delta / len(limits)] * len(limits)
     notes: list[str] = []
-    root_part = PartAccountant(accountant, limits[0])
-    progress.message(f"measuring the root table {structure.root.name!r} with its children counts")
-    root_counts = count_columns_of(bounded, {c: b for c, (b, _) in bounds.items()})
-    root_profile = profile.table_profile(structure.root.name)
-    root_result = _describe_part(bounded.root, bounded.root_with_counts, root_counts, root_profile,
-                                 CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
-    root_columns = root_result.description.schema.columns  # the children counts first, then the found columns
-    parts = [TablePart(structure.root.name, root_result.description, limits[0])]
-    parent_given = [replace(c, name=parent_column(structure.root.name, c.name)) for c in root_columns]
-    over_bound = {}
-    for child, limit, delta in zip(bounded.children, limits[1:], deltas[1:], strict=True):
-        part = PartAccountant(accountant, limit)
-        progress.message(f"measuring the child table {child.name!r} with its parents' columns "
-                         f"(at most {child.max_children} rows per parent)")
-        over = CountRelease(part, noise, Neighbouring()).release(
-            np.array([int(child.over.sum())]), limit * OVER_BOUND_SHARE,
-            query=f"count of {structure.root.name} rows with more than {child.max_children} {child.name} rows")
-        over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
-        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.max_children))
-        result = _describe_part(child.own, child.joined, parent_given, profile.table_profile(child.name), counts,
-                                delta, progress, notes)
-        parts.append(TablePart(child.name, result.description, limit, child.max_children, bounds[child.name][1]))
+    try:
+        parts, over_bound = _measure_parts(bounded, profile, structure, accountant, noise, limits, deltas, progress,
+                                           notes, report_to)
+    except SynthError as error:
+        if accountant.ledger:
+            error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
+        raise
     if report_to is not None:
         for line in notes:
             print(f"note: {line}", file=report_to)
@@ -221,8 +212,47 @@ def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: Te
         return
     if bounded.repeated_keys:
         print(f"note (private, not released): {bounded.repeated_keys} {structure.root.name} row(s) with a missing or "
-              "repeated primary key were dropped (the first row of a key is kept).", file=report_to)
+              "repeated primary key were dropped, with the rows that reference them.", file=report_to)
     for child in bounded.children:
         if child.orphans:
             print(f"note (private, not released): {child.orphans} {child.name} row(s) reference no "
                   f"{structure.root.name} row (orphans) and were dropped.", file=report_to)
+
+
+def _measure_parts(bounded: BoundedDatabase, profile: RelationalProfile, structure: Structure, accountant: Accountant,
+                   noise: NoiseSource, limits: Sequence[float], deltas: Sequence[float], progress: Progress,
+                   notes: list[str], report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
+    """The root part, then each child part, each on its share of ``accountant`` (``limits``)."""
+    bounds = _bounds(profile, structure)
+    root_part = PartAccountant(accountant, limits[0])
+    progress.message(f"measuring the root table {structure.root.name!r} with its children counts")
+    root_counts = count_columns_of(bounded, {c: b for c, (b, _) in bounds.items()})
+    root_profile = profile.table_profile(structure.root.name)
+    root_result = _describe_part(bounded.root, bounded.root_with_counts, root_counts, root_profile,
+                                 CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
+    root_columns = root_result.description.schema.columns  # the children counts first, then the found columns
+    _encoding_notes(root_result, report_to)
+    parts = [TablePart(structure.root.name, root_result.description, limits[0])]
+    parent_given = [replace(c, name=parent_column(structure.root.name, c.name)) for c in root_columns]
+    over_bound: dict[str, dict[str, float]] = {}
+    for child, limit, delta in zip(bounded.children, limits[1:], deltas[1:], strict=True):
+        part = PartAccountant(accountant, limit)
+        progress.message(f"measuring the child table {child.name!r} with its parents' columns "
+                         f"(at most {child.max_children} rows per parent)")
+        over = CountRelease(part, noise, Neighbouring()).release(
+            np.array([int(child.over.sum())]), limit * OVER_BOUND_SHARE,
+            query=f"count of {structure.root.name} rows with more than {child.max_children} {child.name} rows")
+        over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
+        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.max_children))
+        result = _describe_part(child.own, child.joined, parent_given, profile.table_profile(child.name), counts,
+                                delta, progress, notes)
+        _encoding_notes(result, report_to)
+        parts.append(TablePart(child.name, result.description, limit, child.max_children, bounds[child.name][1]))
+    return parts, over_bound
+
+
+def _encoding_notes(result: DescribeResult, report_to: TextIO | None) -> None:
+    """What encoding clipped or mapped to OTHER: exact, private, for the data owner's console only."""
+    if report_to is not None:
+        for line in result.encoding_report.lines():
+            print(f"note (private, not released): {line}", file=report_to)
