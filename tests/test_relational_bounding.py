@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from relational_cases import hospital, write_profile, write_sqlite
 
+from synth.errors import BudgetExhaustedError, ProfileError
 from synth.privacy import Accountant, Budget, Cost
 from synth.privacy.accounting import PartAccountant
 from synth.privacy.neighbours import Neighbouring
-from synth.errors import BudgetExhaustedError, ProfileError
 from synth.relational.bounding import bound_database
 from synth.relational.describer import describe_database
 from synth.relational.keys import Structure

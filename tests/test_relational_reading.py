@@ -83,7 +83,7 @@ def test_a_grandchild_table_is_refused_with_what_is_not_supported(tmp_path) -> N
     """)
     connection.close()
     database = read_database(path)
-    with pytest.raises(RelationalError, match="grandchild tables .* not supported yet"):
+    with pytest.raises(RelationalError, match=r"grandchild tables .* not supported yet"):
         Structure.of(database.declared, database.columns)
 
 
