@@ -143,3 +143,41 @@ def test_children_per_parent_and_across_the_relation_follow_the_original_at_a_la
     assert synthetic["mean_visits"]["M"] == pytest.approx(original["mean_visits"]["M"], abs=0.15)
     assert synthetic["ward_b_old"] == pytest.approx(original["ward_b_old"], abs=0.06)
     assert synthetic["ward_a_young"] == pytest.approx(original["ward_a_young"], abs=0.06)
+
+
+def test_two_child_tables_of_one_root_and_text_keys_in_parquet(tmp_path) -> None:
+    frames = hospital(300, seed=2)
+    frames["patients"]["patient_id"] = "P" + frames["patients"]["patient_id"].astype(str)  # text keys
+    frames["visits"]["patient_id"] = "P" + frames["visits"]["patient_id"].astype(str)
+    rng = np.random.default_rng(4)
+    owners = np.repeat(frames["patients"]["patient_id"].to_numpy(), rng.integers(0, 3, 300))
+    frames["prescriptions"] = pd.DataFrame({"prescription_id": np.arange(owners.size), "patient_id": owners,
+                                            "drug": rng.choice(["x", "y"], owners.size)})
+    folder = tmp_path / "hospital"
+    folder.mkdir()
+    for name, frame in frames.items():
+        frame.to_parquet(folder / f"{name}.parquet")
+    profile = write_profile(tmp_path / "p.toml")
+    profile.write_text(profile.read_text(encoding="utf-8") + """
+[tables.prescriptions]
+primary_key = "prescription_id"
+foreign_key = "patient_id"
+references = "patients"
+max_children = 2
+[tables.prescriptions.columns.drug]
+kind = "categorical"
+categories = ["x", "y"]
+""", encoding="utf-8")
+    out = tmp_path / "release"
+    result = api.run_database(folder, out, profile, report_to=None)
+    assert sorted(p.name for p in (out / "synthetic").iterdir()) == ["patients.parquet", "prescriptions.parquet",
+                                                                      "visits.parquet"]
+    tables = {name: pd.read_parquet(out / "synthetic" / f"{name}.parquet") for name in frames}
+    for child, bound in (("visits", 5), ("prescriptions", 2)):
+        assert tables[child]["patient_id"].isin(tables["patients"]["patient_id"]).all()
+        assert tables[child].groupby("patient_id").size().max() <= bound
+    root = result.release.part("patients").description
+    assert {"visits_count", "prescriptions_count"} <= set(root.schema.names)
+    record = json.loads((out / "relational.json").read_text(encoding="utf-8"))
+    assert [t["table"] for t in record["tables"]] == ["patients", "visits", "prescriptions"]
+    assert sum(t["budget_limit"] for t in record["tables"]) <= record["budget"]["rho"]
