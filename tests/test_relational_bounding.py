@@ -123,3 +123,23 @@ def test_rows_beyond_the_bound_are_dropped_before_measuring(tmp_path) -> None:
     assert kept < 0.5 * len(frames["visits"])
     over = release.over_bound["visits"]["noisy"]
     assert over == pytest.approx((frames["visits"]["patient_id"].value_counts() > 2).sum(), abs=5)
+
+
+def test_max_children_chosen_under_dp_is_a_noisy_quantile_charged_on_the_child_part(tmp_path) -> None:
+    frames = hospital(2000, rate_f=2.0, rate_m=6.0, seed=3)
+    path = write_sqlite(frames, tmp_path / "h.sqlite")
+    profile_path = write_profile(tmp_path / "p.toml", epsilon=20.0)
+    profile_path.write_text(profile_path.read_text(encoding="utf-8").replace("max_children = 5", 'max_children = "dp"'),
+                            encoding="utf-8")
+    profile = load_relational_profile(profile_path)
+    database = read_database(path)
+    release = describe_database(database, profile, structure_of(database, profile))
+    child = release.part("visits")
+    degrees = frames["visits"].groupby("patient_id").size()
+    assert child.bound_source == "dp"
+    # the 95 % quantile of the children per parent (with any) falls in the bucket 9..12: its top is the bound
+    assert 9 <= np.quantile(degrees, 0.95) <= 12
+    assert child.max_children == 12
+    entry = child.description.ledger[0]
+    assert entry.query.startswith("histogram of visits rows per patients row") and entry.sensitivity == 1.0
+    assert {e.sensitivity for e in child.description.ledger[2:] if e.mechanism != "exponential"} == {12.0}

@@ -5,7 +5,7 @@ curator and the engines; it never draws noise or charges but through ``synth.pri
 
 Modules: ``source`` (reading a SQLite or DuckDB file or a folder of files, with the declared keys),
 ``keys`` (the keys' structure: one root, its children), ``profile`` (a relational profile's
-tables, keys and bounds), ``bounding`` (orphans, contribution bounds, the joined child tables),
+tables, keys and bounds), ``degree`` (a bound chosen under DP), ``bounding`` (orphans, contribution bounds, the joined child tables),
 ``describer`` (the release: budget parts, measurements, the record), ``generation`` (the
 synthetic database) and ``writing`` (writing it as the user's kind of database).
 """

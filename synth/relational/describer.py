@@ -9,7 +9,9 @@ existing engine through a curator of its own:
 * the **root part** (weight 1): the root's modelled columns and, per child table, its number of
   children per parent (0 .. max_children, a public domain). One unit is one row: every histogram
   has sensitivity 1, as for a single table;
-* one **child part** per child table (weight 1 each): first one noisy count of the parents that had
+* one **child part** per child table (weight 1 each): when the profile says ``max_children = "dp"``,
+  first a noisy histogram of children per parent to choose the bound (``synth.relational.degree``,
+  5 % of the part, before any bounding); then one noisy count of the parents that had
   more children than the bound (5 % of the part; one unit moves it by at most 1), then the child's
   own columns' domains (when not given) and the engine's measurements over the child rows joined with
   their parent's columns. A unit owns up to k = max_children rows of this table, so the curator's
@@ -52,9 +54,10 @@ from synth.privacy.accounting import PartAccountant
 from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT, Progress
+from synth.relational import degree
 from synth.relational.bounding import BoundedDatabase, bound_database, parent_column
 from synth.relational.keys import Structure
-from synth.relational.profile import DEFAULT_MAX_CHILDREN, RelationalProfile
+from synth.relational.profile import DEFAULT_MAX_CHILDREN, DP_BOUND, RelationalProfile
 from synth.relational.source import Database
 from synth.release.describer import DescribeResult, find_schema, measure_table
 from synth.release.description import Description
@@ -141,9 +144,33 @@ def count_columns_of(bounded: BoundedDatabase, bounds: Mapping[str, int]) -> lis
             for child, name in bounded.counts.items()]
 
 
-def _bounds(profile: RelationalProfile, structure: Structure) -> dict[str, tuple[int, str]]:
-    return {t.name: (profile.max_children[t.name], "profile") if t.name in profile.max_children
-            else (DEFAULT_MAX_CHILDREN, "default") for t in structure.children}
+def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str, tuple[int, str]]:
+    """Each child's bound and its source ("profile" or "default"); a bound to choose under DP is left out."""
+    bounds: dict[str, tuple[int, str]] = {}
+    for table in structure.children:
+        given = profile.max_children.get(table.name, DEFAULT_MAX_CHILDREN)
+        if isinstance(given, int):
+            bounds[table.name] = (given, "profile" if table.name in profile.max_children else "default")
+    return bounds
+
+
+def _dp_bounds(database: Database, structure: Structure, profile: RelationalProfile, parts: Mapping[str, Accountant],
+               noise: NoiseSource, progress: Progress) -> dict[str, tuple[int, str]]:
+    """The bounds the profile asks to choose under DP, each from its child's part (``synth.relational.degree``)."""
+    chosen: dict[str, tuple[int, str]] = {}
+    wanted = [t.name for t in structure.children if profile.max_children.get(t.name) == DP_BOUND]
+    if not wanted:
+        return chosen
+    cap = {name: degree.EDGES[-1] for name in (t.name for t in structure.children)}
+    unbounded = bound_database(database.frames, structure, cap, np.random.default_rng(0))  # counts only: no order used
+    for name in wanted:
+        progress.message(f"choosing max_children of {name!r} under DP")
+        part = parts[name]
+        degrees = unbounded.root_with_counts[unbounded.counts[name]].to_numpy()
+        budget = part.notion.unit_of(part.remaining()) * degree.SHARE
+        chosen[name] = (degree.dp_bound(degrees, CountRelease(part, noise, Neighbouring()), budget, name,
+                                        structure.root.name), "dp")
+    return chosen
 
 
 def _check_profile(profile: Profile, table: str) -> None:
@@ -176,21 +203,23 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     base = profile.base
     for table in structure.tables:
         _check_profile(profile.table_profile(table.name), table.name)
-    bounds = _bounds(profile, structure)
-    rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
-    bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng)
-    _private_notes(bounded, structure, report_to)
+    frames = {t.name: database.frames[t.name].drop(columns=list(t.key_columns)) for t in structure.tables}
     discovers = any(needs_delta(columns_to_discover(list(frame.columns), profile.table_profile(name), {}))
-                    for name, frame in [(structure.root.name, bounded.root), *((c.name, c.own) for c in bounded.children)])
+                    for name, frame in frames.items())
     accountant, discovery_delta = make_accountant(base, discovers)
     noise = noise_source(base.seed)
     whole = accountant.notion.unit_of(accountant.remaining())
     limits = split_budget(whole, [ROOT_WEIGHT, *(CHILD_WEIGHT for _ in structure.children)])
     deltas = [discovery_delta / len(limits)] * len(limits)
+    parts = {t.name: PartAccountant(accountant, limit) for t, limit in zip(structure.tables, limits, strict=True)}
     notes: list[str] = []
     try:
-        parts, over_bound = _measure_parts(bounded, profile, structure, accountant, noise, limits, deltas, progress,
-                                           notes, report_to)
+        bounds = {**_public_bounds(profile, structure), **_dp_bounds(database, structure, profile, parts, noise, progress)}
+        rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
+        bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng)
+        _private_notes(bounded, structure, report_to)
+        released, over_bound = _measure_parts(bounded, bounds, profile, structure, parts, noise, deltas, progress,
+                                              notes, report_to)
     except SynthError as error:
         if accountant.ledger:
             error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
@@ -203,7 +232,7 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
                   f"rows had more than {bounds[name][0]} {name} rows ({bounds[name][1]} bound); "
                   "the rest were dropped before measuring. Raise max_children in the profile if that is many.",
                   file=report_to)
-    return RelationalRelease(structure, tuple(parts), dict(bounded.counts), over_bound, accountant.budget_dict(),
+    return RelationalRelease(structure, tuple(released), dict(bounded.counts), over_bound, accountant.budget_dict(),
                              accountant.spent(), accountant.ledger, noise.description())
 
 
@@ -219,12 +248,12 @@ def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: Te
                   f"{structure.root.name} row (orphans) and were dropped.", file=report_to)
 
 
-def _measure_parts(bounded: BoundedDatabase, profile: RelationalProfile, structure: Structure, accountant: Accountant,
-                   noise: NoiseSource, limits: Sequence[float], deltas: Sequence[float], progress: Progress,
-                   notes: list[str], report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
-    """The root part, then each child part, each on its share of ``accountant`` (``limits``)."""
-    bounds = _bounds(profile, structure)
-    root_part = PartAccountant(accountant, limits[0])
+def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]], profile: RelationalProfile,
+                   structure: Structure, parts: Mapping[str, PartAccountant], noise: NoiseSource,
+                   deltas: Sequence[float], progress: Progress, notes: list[str],
+                   report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
+    """The root part, then each child part, each on its share of the budget (``parts``)."""
+    root_part = parts[structure.root.name]
     progress.message(f"measuring the root table {structure.root.name!r} with its children counts")
     root_counts = count_columns_of(bounded, {c: b for c, (b, _) in bounds.items()})
     root_profile = profile.table_profile(structure.root.name)
@@ -232,23 +261,23 @@ def _measure_parts(bounded: BoundedDatabase, profile: RelationalProfile, structu
                                  CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
     root_columns = root_result.description.schema.columns  # the children counts first, then the found columns
     _encoding_notes(root_result, report_to)
-    parts = [TablePart(structure.root.name, root_result.description, limits[0])]
+    released = [TablePart(structure.root.name, root_result.description, root_part.limit)]
     parent_given = [replace(c, name=parent_column(structure.root.name, c.name)) for c in root_columns]
     over_bound: dict[str, dict[str, float]] = {}
-    for child, limit, delta in zip(bounded.children, limits[1:], deltas[1:], strict=True):
-        part = PartAccountant(accountant, limit)
+    for child, delta in zip(bounded.children, deltas[1:], strict=True):
+        part = parts[child.name]
         progress.message(f"measuring the child table {child.name!r} with its parents' columns "
                          f"(at most {child.max_children} rows per parent)")
         over = CountRelease(part, noise, Neighbouring()).release(
-            np.array([int(child.over.sum())]), limit * OVER_BOUND_SHARE,
+            np.array([int(child.over.sum())]), part.limit * OVER_BOUND_SHARE,
             query=f"count of {structure.root.name} rows with more than {child.max_children} {child.name} rows")
         over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.max_children))
         result = _describe_part(child.own, child.joined, parent_given, profile.table_profile(child.name), counts,
                                 delta, progress, notes)
         _encoding_notes(result, report_to)
-        parts.append(TablePart(child.name, result.description, limit, child.max_children, bounds[child.name][1]))
-    return parts, over_bound
+        released.append(TablePart(child.name, result.description, part.limit, child.max_children, bounds[child.name][1]))
+    return released, over_bound
 
 
 def _encoding_notes(result: DescribeResult, report_to: TextIO | None) -> None:

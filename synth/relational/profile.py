@@ -19,11 +19,13 @@ and one ``[tables.NAME]`` per table::
     primary_key = "visit_id"
     foreign_key = "patient_id"             # the column holding the parent's key
     references = "patients"                # the parent table (its primary key)
-    max_children = 10                      # public bound: visits kept per patient
+    max_children = 10                      # public bound: visits kept per patient, or "dp"
 
 A table without ``columns`` has every non-key column's kind and domain estimated under DP. Key
 columns are never modelled and must not be listed under ``columns``. ``max_children`` is public
-(chosen from public knowledge, never by looking at the data); without it ``DEFAULT_MAX_CHILDREN``.
+(chosen from public knowledge, never by looking at the data); ``"dp"`` has it chosen under DP from a
+noisy quantile of the children per parent (``synth.relational.degree``, charged on the child's
+share); without it ``DEFAULT_MAX_CHILDREN``.
 ``draft_relational_profile`` drafts such a file from a database, every domain read from the data
 (marked data-derived, as ``synth profile`` does for one table): a starting point to review.
 """
@@ -51,6 +53,7 @@ from synth.relational.source import Database
 # table's noise is ten times a one-row table's, while a unit with more children keeps its first 10
 # (in a seeded random order) and the console says about how many parents were cut (noisy count).
 DEFAULT_MAX_CHILDREN = 10
+DP_BOUND = "dp"  # max_children = "dp": chosen under DP (synth.relational.degree)
 TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "columns")
 
 
@@ -58,12 +61,12 @@ TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "colum
 class RelationalProfile:
     """The settings shared by every table (``base``: a profile without columns), each table's own
     profile (its columns; the base's settings), the keys declared (empty: the database's own) and
-    each child's public ``max_children`` (absent: not given)."""
+    each child's public ``max_children`` (absent: not given; ``DP_BOUND``: to choose under DP)."""
 
     base: Profile
     tables: dict[str, Profile]
     keys: tuple[TableKeys, ...]
-    max_children: dict[str, int]
+    max_children: dict[str, int | str]
 
     def table_profile(self, name: str) -> Profile:
         """The profile of table ``name``: its own, or the base (every column estimated under DP)."""
@@ -78,9 +81,12 @@ def is_relational_profile(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def _whole_number(name: str, where: str, value: Any) -> int:
+def _bound(where: str, value: Any) -> int | str:
+    if value == DP_BOUND:
+        return DP_BOUND
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ProfileError(f"{where}: {name} must be a whole number of at least 1; got {value!r}.")
+        raise ProfileError(f"{where}: max_children must be a whole number of at least 1 (public knowledge), or "
+                           f"\"{DP_BOUND}\" to choose it under DP; got {value!r}.")
     return value
 
 
@@ -90,7 +96,8 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
     shared = {k: data[k] for k in ("release", "engine_options") if k in data}
     base = profile_from_dict(shared, path)
     tables = toml_table(data.get("tables", {}), "[tables]")
-    profiles, keys, bounds = {}, [], {}
+    profiles, keys = {}, []
+    bounds: dict[str, int | str] = {}
     for name, entry in tables.items():
         where = f"[tables.{name}]"
         entry = toml_table(entry, where)
@@ -104,7 +111,7 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
         if "foreign_key" in entry:
             foreign = (ForeignKey(entry["foreign_key"], entry["references"], ""),)
             if "max_children" in entry:
-                bounds[name] = _whole_number("max_children", where, entry["max_children"])
+                bounds[name] = _bound(where, entry["max_children"])
         elif "max_children" in entry:
             raise ProfileError(f"{where}: max_children applies to a child table (one with foreign_key); remove it.")
         keys.append(TableKeys(name, entry.get("primary_key"), foreign))
