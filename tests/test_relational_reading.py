@@ -3,6 +3,7 @@ schema or from a profile, and the errors that say what is not supported and what
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import tomllib
 
@@ -123,3 +124,19 @@ def test_synth_profile_drafts_tables_keys_and_data_derived_domains(tmp_path) -> 
     assert drafted["tables"]["patients"]["columns"]["sex"]["source"] == "data-derived"
     profile = load_relational_profile(out)  # the draft reads back as a relational profile
     assert {t.name for t in profile.keys} == {"patients", "visits"}
+
+
+def test_a_drafted_profile_is_refused_until_reviewed_and_then_says_it_is_not_end_to_end_dp(tmp_path, capsys) -> None:
+    path = write_sqlite(hospital(80), tmp_path / "h.sqlite")
+    draft = tmp_path / "profile.toml"
+    assert main(["profile", str(path), "-o", str(draft), "-q"]) == 0
+    assert main(["run", str(path), "--profile", str(draft), "--seed", "1", "-q", "-o", str(tmp_path / "out")]) == 2
+    assert "marked data-derived" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    accepted = tmp_path / "accepted.toml"
+    accepted.write_text(draft.read_text(encoding="utf-8").replace("accept_data_derived_domains = false",
+                                                                  "accept_data_derived_domains = true"), encoding="utf-8")
+    assert main(["run", str(path), "--profile", str(accepted), "--engine", "independent", "--seed", "1", "-q",
+                 "-o", str(tmp_path / "out")]) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["end_to_end_dp"] is False

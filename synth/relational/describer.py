@@ -59,7 +59,7 @@ from synth.relational.bounding import BoundedDatabase, bound_database, parent_co
 from synth.relational.keys import Structure
 from synth.relational.profile import DEFAULT_MAX_CHILDREN, DP_BOUND, RelationalProfile
 from synth.relational.source import Database
-from synth.release.describer import DescribeResult, find_schema, measure_table
+from synth.release.describer import DescribeResult, check_domain_sources, find_schema, measure_table
 from synth.release.description import Description
 from synth.tables.counting import as_table
 
@@ -174,6 +174,10 @@ def _dp_bounds(database: Database, structure: Structure, profile: RelationalProf
 
 
 def _check_profile(profile: Profile, table: str) -> None:
+    """Refuse, before anything is spent, what a table's profile asks that a relational release cannot do."""
+    make_engine(profile.engine_name, profile.engine_options)  # bad options fail here
+    if profile.schema is not None:
+        check_domain_sources(profile.schema, profile)
     if profile.neighbouring != Relation.ADD_REMOVE.value:
         raise ProfileError("a relational release protects one person (a root row with its children) under the "
                            "add-remove relation only; remove neighbouring = \"replace\" from [release].")
@@ -201,7 +205,7 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     """Bound, then measure every table's part under one accountant (module docstring). Exact counts
     (orphans, repeated root keys) go to ``report_to`` marked private; the release holds noisy ones."""
     base = profile.base
-    for table in structure.tables:
+    for table in structure.tables:  # every check that needs no noisy value, before the first charge
         _check_profile(profile.table_profile(table.name), table.name)
     frames = {t.name: database.frames[t.name].drop(columns=list(t.key_columns)) for t in structure.tables}
     discovers = any(needs_delta(columns_to_discover(list(frame.columns), profile.table_profile(name), {}))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from synth.columns.kinds import DomainSource
 from synth.defaults import VERSION
 from synth.errors import RelationalError
 from synth.files import atomic_write_text, staged_release
@@ -67,10 +68,16 @@ def guarantee(release: RelationalRelease, seeded: bool) -> str:
     spent = release.spent
     bounds = ", ".join(f"{p.table}: at most {p.max_children} rows per {release.structure.root.name} row"
                        for p in release.parts if p.max_children is not None)
-    return (f"({spent['epsilon']:.6g}, {spent['delta']:.3g})-differential privacy per person: one row of "
+    text = (f"({spent['epsilon']:.6g}, {spent['delta']:.3g})-differential privacy per person: one row of "
             f"{release.structure.root.name!r} with every row that references it can be added or removed and every "
             f"released file changes in distribution by at most that. Each person's rows were bounded before "
             f"measuring ({bounds}); rows beyond the bound were dropped.")
+    derived = [f"{p.table}.{name}" for p in release.parts if not p.description.end_to_end_dp
+               for name, source in p.description.domain_sources.items() if source == DomainSource.DATA_DERIVED.value]
+    if any(not p.description.end_to_end_dp for p in release.parts):
+        text += (f" NOT end-to-end DP: the domains (or written shapes) of {derived or 'some columns'} were read from "
+                 "the private data without noise.")
+    return text
 
 
 def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], profile: RelationalProfile, *,
@@ -116,6 +123,7 @@ def _manifest(stage: Path, names: list[str], release: RelationalRelease, seeded:
     return {
         "software": VERSION, "kind": "relational release", "files": files,
         "guarantee": guarantee(release, seeded), "seeded": seeded,
+        "end_to_end_dp": all(p.description.end_to_end_dp for p in release.parts),
         "privacy_unit": release.record({p.table: "" for p in release.parts})["privacy_unit"],
         "budget": release.budget, "spent": release.spent,
         "bounds": {p.table: {"max_children": p.max_children, "source": p.bound_source,

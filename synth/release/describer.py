@@ -119,7 +119,8 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     notes.append(discovery.verdict_line())
 
 
-def _check_domain_sources(schema: Schema, profile: Profile) -> None:
+def check_domain_sources(schema: Schema, profile: Profile) -> None:
+    """ProfileError when ``schema`` has domains read from the data and ``profile`` does not accept them."""
     derived = [c.name for c in schema.output_columns if c.source == DomainSource.DATA_DERIVED]
     if derived and not profile.accept_data_derived_domains:
         raise ProfileError(
@@ -168,7 +169,7 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
     neighbouring = Neighbouring(Relation(profile.neighbouring))
     to_discover = columns_to_discover(table.columns, profile, public_kinds(kinds, table.columns, profile))
     if profile.schema is not None:
-        _check_domain_sources(profile.schema, profile)
+        check_domain_sources(profile.schema, profile)
     check_draft_data(profile.dp_draft, table.columns)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     drafted = len(accountant.ledger)  # the profile's DP draft, charged first
