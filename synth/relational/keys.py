@@ -64,9 +64,6 @@ class Structure:
     def tables(self) -> tuple[TableKeys, ...]:
         return (self.root, *self.children)
 
-    def foreign_key(self, child: str) -> ForeignKey:
-        return next(t for t in self.children if t.name == child).foreign_keys[0]
-
     @classmethod
     def of(cls, declared: Sequence[TableKeys], columns: Mapping[str, Sequence[str]]) -> Structure:
         """The structure the declarations give, or an error saying what is wrong and what to do.

@@ -88,7 +88,7 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
     progress.message(f"reading the database {path}")
     database = read_database(path, profile.base.missing_markers)
     structure = structure_of(database, profile)
-    synthetic_name = output_name(database.kind, database.file_format)
+    synthetic_name = output_name(database.kind)
     descriptions = {t.name: f"{t.name}.description.json" for t in structure.tables}
     names = [synthetic_name, *descriptions.values(), "relational.json", "manifest.json"]
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from synth.relational.keys import Structure
 from synth.tables.tableio import write_table
 
 
-def output_name(kind: str, file_format: str | None) -> str:
+def output_name(kind: str) -> str:
     """The synthetic database's name in the release folder."""
     return {"sqlite": "synthetic.sqlite", "duckdb": "synthetic.duckdb"}.get(kind, "synthetic")
 

@@ -100,6 +100,8 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "relational/source.py": (frozenset({"read_sql_query", "fetchdf", "read_frame"}),
                              "reads a database's tables (SQLite, DuckDB, a folder of files) for the relational describer, "
                              "which bounds them and measures them only through the curator"),
+    "relational/degree.py": (frozenset({"release"}),
+                             "the noisy, charged histogram of children per parent that chooses max_children under DP"),
     "relational/describer.py": (frozenset({"release"}),
                                 "one noisy, charged count per child table (parents cut to the bound), released by "
                                 "CountRelease; the tables themselves go to the release's describer (find_schema, "
