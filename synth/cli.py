@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from synth.release.description import Description
 
 DEMO_TARGET = "income"
+DATA_OR_DATABASE = "CSV or Parquet file, or a database: a SQLite or DuckDB file, or a folder of CSV/Parquet files (one per table)"
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
                   "reproducible and it carries NO privacy guarantee; it is for tests and benchmarks only and "
                   "must not be shared (the Description records that it was seeded, never the seed).")
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "profile records what was spent: `synth run DATA --profile FILE` charges it first and spends the rest, so "
         "the release stays end-to-end DP. Without --epsilon (second choice), every domain is read from the data "
         "and marked data-derived: not DP, to be replaced with public knowledge before a release.")
-    p.add_argument("data", type=Path, help="CSV or Parquet file")
+    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
     p.add_argument("--epsilon", type=number, help="the release's whole privacy budget (> 0): draft under DP, spending "
                    "--share of it; the run with the profile spends the rest")
@@ -158,8 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
-                       "description.model.npz), manifest.json")
-    p.add_argument("data", type=Path, help="CSV or Parquet file")
+                       "description.model.npz), manifest.json; for a database, a synthetic database of the same kind, "
+                       "one Description per table, relational.json and manifest.json (DP per person)")
+    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)

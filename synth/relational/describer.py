@@ -74,7 +74,7 @@ PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} t
 class TablePart:
     """One table's part of the release: its Description (its ledger: this part's entries), the
     most it could spend (``limit``, in the notion's unit), and for a child its bound and where the
-    bound came from (``profile`` or ``default``)."""
+    bound came from (``profile``, ``default`` or ``dp``)."""
 
     table: str
     description: Description
