@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from relational_cases import hospital, write_profile, write_sqlite
 
-from synth.errors import BudgetExhaustedError, ProfileError
+from synth.errors import BudgetError, BudgetExhaustedError, ProfileError
 from synth.privacy import Accountant, Budget, Cost
 from synth.privacy.accounting import PartAccountant
 from synth.privacy.neighbours import Neighbouring
@@ -143,3 +143,21 @@ def test_max_children_chosen_under_dp_is_a_noisy_quantile_charged_on_the_child_p
     entry = child.description.ledger[0]
     assert entry.query.startswith("histogram of visits rows per patients row") and entry.sensitivity == 1.0
     assert {e.sensitivity for e in child.description.ledger[2:] if e.mechanism != "exponential"} == {12.0}
+
+
+def test_parts_of_a_zcdp_budget_can_each_be_spent_in_full_and_add_up_to_the_whole() -> None:
+    from synth.privacy import Notion, split_budget
+
+    whole = Accountant(Budget(1.0, 1e-9), Notion.ZCDP)
+    limits = split_budget(whole.remaining().rho, [1.0, 1.0, 1.0])
+    parts = [PartAccountant(whole, limit) for limit in limits]
+    for part in parts:
+        part.charge(Cost(rho=part.remaining().rho), mechanism="gaussian", query="all of it", sensitivity=1,
+                    noise_scale=1)
+        assert part.remaining().rho == 0.0
+        assert part.spent()["rho"] == pytest.approx(part.limit)
+    assert whole.remaining().rho == pytest.approx(0.0, abs=1e-15)
+    with pytest.raises(BudgetExhaustedError):
+        parts[0].charge(Cost(rho=1e-12), mechanism="gaussian", query="more", sensitivity=1, noise_scale=1)
+    with pytest.raises(BudgetError, match="basic composition"):
+        PartAccountant(Accountant(Budget(1.0, 1e-6), Notion.APPROX, composition="advanced"), 0.5)
