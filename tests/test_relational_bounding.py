@@ -56,8 +56,8 @@ def test_which_children_are_kept_is_random_not_chosen_by_value() -> None:
     visits = pd.DataFrame({"visit_id": range(10), "patient_id": [1] * 10, "ward": ["A"] + ["C"] * 9})
     frames = {"patients": patients, "visits": visits}
     kept_a = [int((bound_database(frames, _structure(frames), {"visits": 2}, np.random.default_rng(seed))
-                   .children[0].own["ward"] == "A").sum()) for seed in range(2000)]
-    assert np.mean(kept_a) == pytest.approx(0.2, abs=0.03)
+                   .children[0].own["ward"] == "A").sum()) for seed in range(600)]
+    assert np.mean(kept_a) == pytest.approx(0.2, abs=0.05)  # 3 deviations of 600 draws; a rule by value gives 0 or 1
 
 
 def test_repeated_root_keys_drop_every_row_of_the_key() -> None:
