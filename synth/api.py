@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -27,13 +27,22 @@ from synth.domains.drafting import PROFILE_SHARE, draft_profile_under_dp
 from synth.domains.drafting import draft_profile as _draft_from_data
 from synth.domains.finding import check_draft_data, make_accountant, stopped_after_spending
 from synth.domains.profile import Profile, load_profile
-from synth.errors import BudgetError, ModelFileError, SynthError
+from synth.errors import BudgetError, DataError, ModelFileError, ProfileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generation.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.model.interface import Model
 from synth.model.sampling import DEFAULT_SAMPLING, check_sampling
 from synth.model.store import read_model
 from synth.progress import SILENT, Progress
+from synth.relational.profile import (
+    RelationalProfile,
+    draft_relational_profile,
+    is_relational_profile,
+    load_relational_profile,
+)
+from synth.relational.release import DatabaseRunResult, structure_of
+from synth.relational.release import run_database as _run_database
+from synth.relational.source import database_kind, read_database
 from synth.release.describer import describe as _describe
 from synth.release.description import Description, load_description, save_description
 from synth.release.manifest import build_manifest, save_manifest
@@ -210,6 +219,9 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
     ``describe``, ``sampling`` as in ``FittedModel.sample``."""
     check_sampling(sampling)  # a bad scheme is refused before any budget is spent
+    if is_database(data):
+        raise DataError(f"{os.fspath(data)} is a database, not a table: release it with synth.run_database (the "
+                        "command line's `synth run` does so by itself).")
     out = Path(out_dir)
     # a bad budget or profile is refused before the output folder is made
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
@@ -251,6 +263,53 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"
     return RunResult(synthetic, count, description, files)
+
+
+def is_database(data: object) -> bool:
+    """Whether ``data`` is the path of a database: a SQLite or DuckDB file, or a folder of table files."""
+    return isinstance(data, (str, os.PathLike)) and database_kind(os.fspath(data)) is not None
+
+
+def relational_profile(profile: ProfileLike = None, *, epsilon: float | None = None, delta: float | None = None,
+                       engine: str | None = None, seed: int | None = None) -> RelationalProfile:
+    """A relational profile (``synth.relational.profile``) with the options given explicitly applied to
+    every table; a profile file without [tables] (or none) gives the settings, keys then come from the
+    database's schema. A single-table profile that lists columns is refused: its columns name no table."""
+    overrides: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "engine": engine, "seed": seed}
+    if isinstance(profile, (str, os.PathLike)) and is_relational_profile(profile):
+        loaded = load_relational_profile(profile)
+        return RelationalProfile(loaded.base.with_overrides(**overrides),
+                                 {n: p.with_overrides(**overrides) for n, p in loaded.tables.items()},
+                                 loaded.keys, loaded.max_children)
+    base = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
+    if base.lists_columns:
+        raise ProfileError("this profile lists [columns] of one table, but the data is a database: list each table's "
+                           "columns under [tables.NAME.columns] (`synth profile DATABASE -o profile.toml` drafts one).")
+    return RelationalProfile(base, {}, (), {})
+
+
+def run_database(data: str | os.PathLike[str], out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
+                 epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
+                 seed: int | None = None, force: bool = False, sampling: str = DEFAULT_SAMPLING,
+                 progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> DatabaseRunResult:
+    """Release a database (a SQLite or DuckDB file, or a folder of CSV/Parquet files, one per table) under
+    DP per person, a root row with every row that references it, and write the synthetic database
+    of the same kind, its Descriptions, ``relational.json`` and ``manifest.json`` to ``out_dir``
+    (``synth.relational.release``). Keys come from the profile's [tables], else from the database's
+    declared primary and foreign keys."""
+    check_sampling(sampling)
+    resolved = relational_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
+    return _run_database(data, out_dir, resolved, force=force, sampling=sampling, progress=progress,
+                         report_to=report_to)
+
+
+def draft_database_profile(data: str | os.PathLike[str], out: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write a relational profile for the database ``data`` to ``out``: its tables and declared keys,
+    a default ``max_children`` per child, and every column's domain read from the data (marked
+    data-derived: not DP, to review)."""
+    database = read_database(data)
+    structure = structure_of(database, RelationalProfile(Profile(schema=None, epsilon=1.0), {}, (), {}))
+    return atomic_write_text(out, draft_relational_profile(database, structure), force=force)
 
 
 def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, epsilon: float | None = None,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from synth.release.description import Description
 
 DEMO_TARGET = "income"
+DATA_OR_DATABASE = "CSV or Parquet file, or a database: a SQLite or DuckDB file, or a folder of CSV/Parquet files (one per table)"
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
                   "reproducible and it carries NO privacy guarantee; it is for tests and benchmarks only and "
                   "must not be shared (the Description records that it was seeded, never the seed).")
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "profile records what was spent: `synth run DATA --profile FILE` charges it first and spends the rest, so "
         "the release stays end-to-end DP. Without --epsilon (second choice), every domain is read from the data "
         "and marked data-derived: not DP, to be replaced with public knowledge before a release.")
-    p.add_argument("data", type=Path, help="CSV or Parquet file")
+    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
     p.add_argument("--epsilon", type=number, help="the release's whole privacy budget (> 0): draft under DP, spending "
                    "--share of it; the run with the profile spends the rest")
@@ -158,8 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
-                       "description.model.npz), manifest.json")
-    p.add_argument("data", type=Path, help="CSV or Parquet file")
+                       "description.model.npz), manifest.json; for a database, a synthetic database of the same kind, "
+                       "one Description per table, relational.json and manifest.json (DP per person)")
+    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)
@@ -250,6 +252,20 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 
     check_writable(args.out, args.force)  # before anything is read or spent
     markers = _markers(args)
+    from synth.relational.source import database_kind
+
+    if database_kind(args.data) is not None:
+        if args.epsilon is not None:
+            from synth.errors import RelationalError
+            raise RelationalError("drafting a database's profile under DP is not supported yet: leave out --epsilon "
+                                  "to draft its tables and keys with domains read from the data (to review), or run "
+                                  "`synth run DATABASE --epsilon E` without a profile (domains found under DP).")
+        api.draft_database_profile(args.data, args.out, force=args.force)
+        if not args.quiet:
+            print(f"wrote a DATA-DERIVED draft profile of the database to {args.out}: its tables and keys come from the "
+                  "schema (public), its domains were read from the data without noise (NOT differentially private). "
+                  "Review them and mark them source = \"public\", and choose each max_children from public knowledge.")
+        return
     if args.epsilon is None:
         if args.delta is not None or args.share is not None or args.seed is not None:
             raise BudgetError("--delta, --share and --seed apply to a draft under DP; give --epsilon too (the "
@@ -341,9 +357,33 @@ def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
         print(f"wrote {rows:,} synthetic rows to {args.out}")
 
 
-def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+def _run_database(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
+    if args.rows is not None or args.accept_rough_domains or args.backend != "auto":
+        from synth.errors import RelationalError
+        raise RelationalError("--rows, --accept-rough-domains and --backend are not supported for a database yet "
+                              "(a database's row counts come from its noisy measurements); leave them out.")
+    result = api.run_database(args.data, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
+                              engine=args.engine, seed=args.seed, force=args.force, sampling=args.sampling,
+                              progress=progress, report_to=None if args.quiet else sys.stderr)
+    if result.release.noise.get("seeded"):
+        print(SEEDED_WARNING, file=sys.stderr)
+    if not args.quiet:
+        spent = result.release.spent
+        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in result.synthetic.tables.items())
+        print(f"released the database under DP per person (a {result.release.structure.root.name} row with all its "
+              f"rows): spent epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g}; synthetic {rows}; wrote "
+              f"{', '.join(p.name for p in result.files.values())} to {args.out}")
+
+
+def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+    from synth.relational.source import database_kind
+
+    if database_kind(args.data) is not None:
+        _run_database(args, progress)
+        return
     source = _source(args, progress)
     try:
         result = api.run(source, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,

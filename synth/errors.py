@@ -69,3 +69,12 @@ class ModelFileError(SynthError):
 
 class SamplingError(SynthError):
     """An unknown sampling scheme was asked for (the choices are named in the message)."""
+
+
+class RelationalError(SynthError):
+    """A database's tables or keys do not make a release synth supports (several roots, a
+    grandchild table, a foreign key to no primary key), or a database file cannot be read."""
+
+
+class NoKeysError(RelationalError):
+    """A database declares no primary and foreign keys, and no profile declares them."""

@@ -28,11 +28,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {  # stage -> the stages it may import (
     "engines": SHARED | {"columns", "privacy", "model"},  # talk to the curator's Boundary, never to tables
     "release": SHARED | {"columns", "tables", "privacy", "domains", "model", "engines"},
     "generation": SHARED | {"columns", "model", "engines", "release"},  # reads the Description, never rows
+    # a database under person-level DP: bounds each person's rows, then measures each table's part through
+    # the curator and the engines, and generates through generation (beside release, above it)
+    "relational": SHARED | {"columns", "tables", "privacy", "domains", "model", "engines", "release", "generation"},
     "pages": SHARED | {"release"},  # what the two HTML reports share
     "evaluate": SHARED | {"columns", "tables", "domains", "release", "pages"},  # reads the original: not DP
     "inspect": SHARED | {"columns", "model", "engines", "release", "generation", "evaluate", "pages"},
     "verbs": frozenset({"shared", "columns", "tables", "privacy", "domains", "model", "engines", "release",
-                        "generation", "pages", "evaluate", "inspect"}),  # the user's verbs: api, cli
+                        "generation", "relational", "pages", "evaluate", "inspect"}),  # the user's verbs: api, cli
 }
 TOP_LEVEL = {  # top-level module -> its stage
     "__init__": "verbs", "__main__": "verbs", "api": "verbs", "cli": "verbs",

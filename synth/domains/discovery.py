@@ -134,22 +134,24 @@ def needs_delta(kinds: Mapping[str, Kind | None]) -> bool:
 
 
 @functools.lru_cache(maxsize=256)  # every column of a table asks with the same arguments
-def appearance_threshold(noise: CountNoise, delta: float) -> tuple[int, float]:
-    """Smallest integer threshold τ with P[1 + noise ≥ τ] ≤ delta·(1 − TAIL_MARGIN), and that
-    probability. The margin covers the float rounding of the computed tail, so the true tail is
-    below ``delta`` and charging ``delta`` itself never understates the privacy loss."""
+def appearance_threshold(noise: CountNoise, delta: float, height: int = 1) -> tuple[int, float]:
+    """Smallest integer threshold τ with P[height + noise ≥ τ] ≤ delta·(1 − TAIL_MARGIN), and that
+    probability (``height``: the most rows a cell that appears between neighbours holds: 1, or a
+    unit's bound in a relational release). The margin covers the float rounding of the computed
+    tail, so the true tail is below ``delta`` and charging ``delta`` itself never understates the
+    privacy loss."""
     delta = delta * (1.0 - TAIL_MARGIN)
-    tau = 2
-    while noise.tail(tau - 1) > delta:
+    tau = 2 * height
+    while noise.tail(tau - height) > delta:
         tau *= 2
-    low, high = tau // 2, tau  # tail(high - 1) ≤ delta; search the smallest such threshold
+    low, high = tau // 2, tau  # tail(high - height) ≤ delta; search the smallest such threshold
     while high - low > 1:
         mid = (low + high) // 2
-        if noise.tail(mid - 1) <= delta:
+        if noise.tail(mid - height) <= delta:
             high = mid
         else:
             low = mid
-    return high, noise.tail(high - 1)
+    return high, noise.tail(high - height)
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,8 @@ def _thresholded(name: str, exact: pd.Series, counts: CountRelease, budget: floa
     an equal share of ``delta`` (δ₀); the charge is δ₀ itself, not the computed tail below it.
     Only the kept values' noisy counts may be used: the others' very existence is private."""
     l1, l2 = counts.neighbouring.histogram_l1, counts.neighbouring.histogram_l2
-    per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1 or 2 cells
-    tau, tail = appearance_threshold(counts.calibrate(budget, l1, l2), per_cell)
+    per_cell = delta / counts.neighbouring.cells_that_appear  # exact: 1, 2 or a unit's k cells
+    tau, tail = appearance_threshold(counts.calibrate(budget, l1, l2), per_cell, counts.neighbouring.rows_in_new_cell)
     noisy = counts.release(
         exact.to_numpy(), budget, extra_delta=delta, query=f"{what}({name}): thresholded histogram",
         note=f"threshold {tau}; a value held by one person appears with probability {tail:.3g} per cell",

@@ -205,7 +205,8 @@ def plan_needs(kinds: Mapping[str, Kind | None], counts: CountRelease, budget: f
     def per_cell(sharing: int) -> float:
         return delta / sharing / passes / counts.neighbouring.cells_that_appear
 
-    second = {k: appearance_threshold(counts.calibrate(split_budget(reserve, [1.0] * k)[0], h1, h2), per_cell(k))[0]
+    second = {k: appearance_threshold(counts.calibrate(split_budget(reserve, [1.0] * k)[0], h1, h2), per_cell(k),
+                                 counts.neighbouring.rows_in_new_cell)[0]
               if reserve > 0 else math.inf for k in sharings(len(texts))}
     first_looks: dict[float, dict[int, float]] = {}  # by domain share: every undecided column has the same
     needs: dict[str, Needs | None] = {}
@@ -224,7 +225,8 @@ def plan_needs(kinds: Mapping[str, Kind | None], counts: CountRelease, budget: f
             share = _share(domains, Kind.CATEGORICAL, others)
             if share not in first_looks:
                 first = counts.calibrate(share, h1, h2)
-                first_looks[share] = {k: float(min(appearance_threshold(first, per_cell(k))[0], looked))
+                first_looks[share] = {k: float(min(appearance_threshold(first, per_cell(k), counts.neighbouring.rows_in_new_cell)[0],
+                                                            looked))
                                       for k, looked in second.items()}
             text = first_looks[share]
         unique = None

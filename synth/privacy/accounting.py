@@ -8,6 +8,10 @@ split with ``split_budget`` is never refused on its last part, and ``remaining()
 charged in full. Wherever a real number must be rounded (noise scales, costs, conversions between
 notions), it is rounded in the direction that can only overstate the privacy loss.
 
+A ``PartAccountant`` is a share of another accountant's budget (a relational release's root and
+child parts): each charge is checked against the share first, then charged on the whole, so the
+whole's ledger holds every entry and the parts can never spend more than the whole.
+
 This module must never draw noise, never see data, and never let a charge that does not fit change
 its state: a refused charge raises ``BudgetExhaustedError`` and leaves the accountant untouched.
 """
@@ -15,15 +19,16 @@ its state: a refused charge raises ``BudgetExhaustedError`` and leaves the accou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from synth.errors import BudgetError, BudgetExhaustedError, DescriptionError
 from synth.privacy.budget import Budget, Cost, Notion
 from synth.privacy.composition import Totals, composition_rule
-from synth.privacy.exact import non_negative
+from synth.privacy.exact import floor_float, non_negative
 
-__all__ = ["Accountant", "Budget", "Cost", "LedgerEntry", "Notion"]
+__all__ = ["Accountant", "Budget", "Cost", "LedgerEntry", "Notion", "PartAccountant"]
 
 
 @dataclass(frozen=True)
@@ -179,3 +184,60 @@ class Accountant:
             "delta_reserve": rule.delta_reserve,
             "delta_slack": rule.delta_slack,
         }
+
+
+class PartAccountant(Accountant):
+    """A share of ``whole``'s budget: at most ``limit`` of its unit (ρ under zCDP, ε otherwise),
+    and never more than the whole has left. A charge is refused, with nothing changed, when it would
+    take the part over its limit or the whole over its budget; otherwise it is charged on the whole
+    (whose ledger it joins, index and all) and recorded here too. ``spent`` is what the part spent
+    on its own under the whole's rule. Only additive rules can be shared: advanced composition is
+    refused."""
+
+    def __init__(self, whole: Accountant, limit: float) -> None:  # shares the whole's rule: no super().__init__
+        if whole.composition != "basic":
+            raise BudgetError("a budget can be shared between parts only under basic composition; "
+                              "set composition = \"basic\" in [release].")
+        self._whole = whole
+        self._rule = whole._rule
+        self._limit = Fraction(non_negative("a part's limit", limit))
+        self._totals = Totals()
+        self._ledger = []
+
+    @property
+    def limit(self) -> float:
+        """The most this part may spend, in the notion's unit."""
+        return float(self._limit)
+
+    def _used(self, totals: Totals) -> Fraction:
+        return totals.rho if self.notion is Notion.ZCDP else totals.epsilon
+
+    def charge(self, cost: Cost, *, mechanism: str, query: str, sensitivity: float, noise_scale: float,
+               note: str = "") -> LedgerEntry:
+        """Check ``cost`` against the part's limit, then charge it on the whole (which may refuse it)."""
+        recorded, _ = self._rule.record(cost)
+        after = self._totals.plus(recorded)
+        if self._used(after) > self._limit:
+            raise BudgetExhaustedError(
+                f"the query '{query}' ({mechanism}) asks for {self._rule.describe(recorded)} but this part of the "
+                f"release has only {self._rule.describe(self.remaining())} left; lower the number of queries or "
+                "raise the budget."
+            )
+        entry = self._whole.charge(cost, mechanism=mechanism, query=query, sensitivity=sensitivity,
+                                   noise_scale=noise_scale, note=note)
+        self._totals = after
+        self._ledger.append(entry)
+        return entry
+
+    def remaining(self) -> Cost:
+        """The whole's remaining, with its unit lowered to what is left of the part's limit."""
+        whole = self._whole.remaining()
+        left = floor_float(self._limit - self._used(self._totals))
+        if self.notion is Notion.ZCDP:
+            return replace(whole, rho=min(whole.rho, left))
+        return replace(whole, epsilon=min(whole.epsilon, left))
+
+    def budget_dict(self) -> dict[str, Any]:
+        """The whole's budget, and this part's limit in the notion's unit."""
+        return {**self._whole.budget_dict(), "part_limit": self.limit,
+                "part_unit": "rho" if self.notion is Notion.ZCDP else "epsilon"}

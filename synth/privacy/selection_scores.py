@@ -70,6 +70,11 @@ Under replace-one (n fixed) two joint cells move by 1, and Σ|Δ(c(x) c(π))| �
 Parents measured on coarse codes (a public map of codes) are just other variables: both bounds
 hold unchanged.
 
+Units of several rows (``Neighbouring.rows_per_unit`` = k, add/remove only): adding a unit is k
+additions of one row in turn, and each of the bounds above holds for a table of any row count, so
+by the triangle inequality a unit moves a score by at most k times a row's bound (group
+privacy). ``MarginalError`` gets it through the histogram's L1 sensitivity, the others multiply.
+
 This module never reads rows itself, never draws noise and never charges: the curator does.
 """
 
@@ -148,7 +153,7 @@ class SmallDatabaseError:
         return f"select one of {self.databases.shape[0]} small databases of {self.databases.shape[1]} rows"
 
     def sensitivity(self, neighbouring: Neighbouring, rows: int) -> float:
-        return 1.0
+        return float(neighbouring.rows_per_unit)
 
     def values(self, exact: ExactMarginal, rows: int) -> np.ndarray:
         databases, size = self.databases, self.databases.shape[1]
@@ -185,10 +190,10 @@ class Dependence:
 
     def sensitivity(self, neighbouring: Neighbouring, rows: int) -> float:
         if self.score == "r":
-            return 3 + 2 / max(rows, 1) if neighbouring.count_is_public else 2.0
+            return 3 + 2 / max(rows, 1) if neighbouring.count_is_public else 2.0 * neighbouring.rows_per_unit
         if neighbouring.count_is_public:
             return self._factor(rows) * 2 * (math.log1p(rows) + 1)
-        return math.log1p(self.max_rows) + 1 + self._most_information()
+        return neighbouring.rows_per_unit * (math.log1p(self.max_rows) + 1 + self._most_information())
 
     def values(self, exact: ExactMarginal, rows: int) -> np.ndarray:
         factor = self._factor(rows) if self.score == "mi" else 1.0

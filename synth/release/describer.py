@@ -119,7 +119,8 @@ def check_discovery(discovery: Discovery, accept_rough: bool, notes: list[str], 
     notes.append(discovery.verdict_line())
 
 
-def _check_domain_sources(schema: Schema, profile: Profile) -> None:
+def check_domain_sources(schema: Schema, profile: Profile) -> None:
+    """ProfileError when ``schema`` has domains read from the data and ``profile`` does not accept them."""
     derived = [c.name for c in schema.output_columns if c.source == DomainSource.DATA_DERIVED]
     if derived and not profile.accept_data_derived_domains:
         raise ProfileError(
@@ -168,7 +169,7 @@ def describe(df: pd.DataFrame | CountingTable, profile: Profile, progress: Progr
     neighbouring = Neighbouring(Relation(profile.neighbouring))
     to_discover = columns_to_discover(table.columns, profile, public_kinds(kinds, table.columns, profile))
     if profile.schema is not None:
-        _check_domain_sources(profile.schema, profile)
+        check_domain_sources(profile.schema, profile)
     check_draft_data(profile.dp_draft, table.columns)
     accountant, discovery_delta = make_accountant(profile, needs_delta(to_discover))
     drafted = len(accountant.ledger)  # the profile's DP draft, charged first
@@ -219,32 +220,49 @@ def _measure(table: CountingTable, profile: Profile, engine: Engine, counts: Cou
              to_discover: Mapping[str, Kind | None], discovery_delta: float, progress: Progress) -> DescribeResult:
     """Discovery (when domains are missing: after a cheap check that it can find them,
     ``synth.domains.feasibility``), encoding and the engine's measurements: the spending."""
-    accountant = counts.accountant
     notes: list[str] = []
-    discovery_record: dict[str, Any] = {}
-    if to_discover:
-        whole = accountant.notion.unit_of(accountant.remaining())  # before the check spends its share
-        feasibility = check_feasible(table, to_discover, counts, whole, whole * profile.discovery_share,
-                                     discovery_delta, whole * profile.discovery_reserve, profile.missing_markers,
-                                     profile.accept_rough_domains, others=profile.schema is not None,
-                                     progress=progress)
-        discovery = discover_domains(table, profile, counts, to_discover, discovery_delta, progress, notes, whole)
-        check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
-        schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
-        if not schema.columns:
-            raise DiscoveryError(f"every column left is an identifier or free text, so there is nothing to model:\n"
-                                 f"{discovery.table()}\nDeclare the kinds of the columns to model in a profile.")
-        discovery_record = {"discovery_weights": dict(ALLOCATION), "discovery_reserve": profile.discovery_reserve,
-                            "second_pass": list(discovery.second_pass),
-                            "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
-        if feasibility is not None:
-            discovery_record["feasibility"] = feasibility.to_dict()
-    else:
+    schema, discovery_record = find_schema(table, profile, counts, to_discover, discovery_delta, progress, notes)
+    return measure_table(table, schema, profile, engine, counts, to_discover, discovery_record, notes, progress)
+
+
+def find_schema(table: CountingTable, profile: Profile, counts: CountRelease, to_discover: Mapping[str, Kind | None],
+                discovery_delta: float, progress: Progress, notes: list[str]) -> tuple[Schema, dict[str, Any]]:
+    """The release's schema: the profile's, with the domains of ``to_discover`` found under DP
+    (after a cheap check that they can be found), and the record of that discovery (empty when
+    nothing was discovered). Public notes are appended to ``notes``."""
+    accountant = counts.accountant
+    if not to_discover:
         assert profile.schema is not None  # nothing to discover: the profile's schema has every column
-        schema = profile.schema
-        if not schema.columns:
+        if not profile.schema.columns:
             raise ProfileError("every column of the profile is an id or text column, so there is nothing to model; "
                                "list at least one column of another kind.")
+        return profile.schema, {}
+    whole = accountant.notion.unit_of(accountant.remaining())  # before the check spends its share
+    feasibility = check_feasible(table, to_discover, counts, whole, whole * profile.discovery_share,
+                                 discovery_delta, whole * profile.discovery_reserve, profile.missing_markers,
+                                 profile.accept_rough_domains, others=profile.schema is not None,
+                                 progress=progress)
+    discovery = discover_domains(table, profile, counts, to_discover, discovery_delta, progress, notes, whole)
+    check_discovery(discovery, profile.accept_rough_domains, notes, others=profile.schema is not None)
+    schema = _release_schema(profile, discovery.columns, profile.column_names or tuple(to_discover))
+    if not schema.columns:
+        raise DiscoveryError(f"every column left is an identifier or free text, so there is nothing to model:\n"
+                             f"{discovery.table()}\nDeclare the kinds of the columns to model in a profile.")
+    discovery_record: dict[str, Any] = {
+        "discovery_weights": dict(ALLOCATION), "discovery_reserve": profile.discovery_reserve,
+        "second_pass": list(discovery.second_pass),
+        "domain_verdicts": {f.name: f.verdict for f in discovery.findings}}
+    if feasibility is not None:
+        discovery_record["feasibility"] = feasibility.to_dict()
+    return schema, discovery_record
+
+
+def measure_table(table: CountingTable, schema: Schema, profile: Profile, engine: Engine, counts: CountRelease,
+                  to_discover: Mapping[str, Kind | None], discovery_record: Mapping[str, Any], notes: list[str],
+                  progress: Progress) -> DescribeResult:
+    """Encode ``table`` by ``schema`` and run the engine on a curator of its codes (the engine's
+    measurements, charged through ``counts``): the Description of one table."""
+    accountant = counts.accountant
     if table.backend != "memory":
         progress.message(f"encoding and counting the rows on {table.backend}")
     rows, report = table.encode(schema)

@@ -59,9 +59,11 @@ ROW_TAPS = {
     "MemoryTable": "wraps a private DataFrame as a counting table",
     "DuckDBTable": "opens a private file on DuckDB",
     "SparkTable": "opens a private table on Spark",
+    "read_sql_query": "pandas reading a table of a database (SQLite)",
+    "fetchdf": "DuckDB handing a query's rows to pandas",
 }
 METHOD_TAPS = {"encode", "release", "column_cells"}
-CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable"}
+CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable", "fetchdf"}
 
 # Module (path under synth/, or a package folder ending in /, which covers the modules of the folder
 # that have no entry of their own) -> (taps it may use, why).
@@ -95,6 +97,15 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                             "draft_profile proposes domains from the data, marked data-derived (refused in a "
                             "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
                             "through a release's discovery (domains/finding.py) instead"),
+    "relational/source.py": (frozenset({"read_sql_query", "fetchdf", "read_frame"}),
+                             "reads a database's tables (SQLite, DuckDB, a folder of files) for the relational describer, "
+                             "which bounds them and measures them only through the curator"),
+    "relational/degree.py": (frozenset({"release"}),
+                             "the noisy, charged histogram of children per parent that chooses max_children under DP"),
+    "relational/describer.py": (frozenset({"release"}),
+                                "one noisy, charged count per child table (parents cut to the bound), released by "
+                                "CountRelease; the tables themselves go to the release's describer (find_schema, "
+                                "measure_table)"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
@@ -118,6 +129,10 @@ PANDAS_ALLOWED = {
     "generation/conditions.py": "draws the synthetic values of range-conditioned columns (from the model, never from data)",
     "columns/unmodelled.py": "counts key shapes of private cells (for discovery, only with noise) and writes id and text columns",
     "evaluate/": "compares the original and synthetic tables (not DP)",
+    "relational/source.py": "reads a database's tables into pandas",
+    "relational/bounding.py": "drops orphans and children beyond the bound, and joins children to their parents' columns",
+    "relational/generation.py": "builds the synthetic tables",
+    "relational/writing.py": "writes the synthetic tables to a database",
 }
 
 

@@ -1,0 +1,291 @@
+"""The relational describer: one DP release of a root table and its child tables, per person.
+
+The privacy unit is a root row with every child row that references it; neighbouring databases
+differ by one unit added or removed (``add-remove``; ``replace`` is refused). After bounding
+(``synth.relational.bounding``: orphans dropped, at most ``max_children`` children per parent and
+relation), the budget of one accountant is shared by parts (``PartAccountant``), each measured by an
+existing engine through a curator of its own:
+
+* the **root part** (weight 1): the root's modelled columns and, per child table, its number of
+  children per parent (0 .. max_children, a public domain). One unit is one row: every histogram
+  has sensitivity 1, as for a single table;
+* one **child part** per child table (weight 1 each): when the profile says ``max_children = "dp"``,
+  first a noisy histogram of children per parent to choose the bound (``synth.relational.degree``,
+  5 % of the part, before any bounding); then one noisy count of the parents that had
+  more children than the bound (5 % of the part; one unit moves it by at most 1), then the child's
+  own columns' domains (when not given) and the engine's measurements over the child rows joined with
+  their parent's columns. A unit owns up to k = max_children rows of this table, so the curator's
+  relation is ``Neighbouring(rows_per_unit=k)``: a histogram's L1 and L2 sensitivities are both k
+  (proof in ``synth.privacy.neighbours``: the k rows fall in at most k cells, each moved by its share
+  of them, and Σ c_j² ≤ (Σ c_j)² ≤ k²), selections' scores scale by k, and a category must clear a
+  threshold a k-row cell would clear with probability δ only.
+
+Parts compose as every charge does: the accountant's rule (ρ adds up under zCDP, ε under pure DP),
+so the whole release is (ε, δ)-DP per person for the budget given. The parent columns a child part
+measures carry domains the root part already released (post-processing: nothing more is spent on
+them). Row counts are never published: each table's size is the noisy total of its measurements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TextIO
+
+import numpy as np
+
+from synth.columns.column import Column, column_from_dict
+from synth.columns.kinds import Kind
+from synth.columns.schema import Schema
+from synth.columns.unmodelled import UnmodelledColumn
+from synth.domains.discovery import needs_delta
+from synth.domains.finding import (
+    columns_to_discover,
+    make_accountant,
+    noise_source,
+    public_kinds,
+    stopped_after_spending,
+)
+from synth.domains.profile import Profile
+from synth.engines import make_engine
+from synth.errors import ProfileError, SynthError
+from synth.privacy import Accountant, LedgerEntry, NoiseSource, split_budget
+from synth.privacy.accounting import PartAccountant
+from synth.privacy.curator import CountRelease
+from synth.privacy.neighbours import Neighbouring, Relation
+from synth.progress import SILENT, Progress
+from synth.relational import degree
+from synth.relational.bounding import BoundedDatabase, bound_database, parent_column
+from synth.relational.keys import Structure
+from synth.relational.profile import DEFAULT_MAX_CHILDREN, DP_BOUND, RelationalProfile
+from synth.relational.source import Database
+from synth.release.describer import DescribeResult, check_domain_sources, find_schema, measure_table
+from synth.release.description import Description
+from synth.tables.counting import as_table
+
+ROOT_WEIGHT = 1.0
+CHILD_WEIGHT = 1.0
+OVER_BOUND_SHARE = 0.05  # of a child part: the noisy count of parents cut to the bound
+PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} that references it (add-remove: "
+                "neighbouring databases differ by one such unit)")
+
+
+@dataclass(frozen=True)
+class TablePart:
+    """One table's part of the release: its Description (its ledger: this part's entries), the
+    most it could spend (``limit``, in the notion's unit), and for a child its bound and where the
+    bound came from (``profile``, ``default`` or ``dp``)."""
+
+    table: str
+    description: Description
+    limit: float
+    max_children: int | None = None
+    bound_source: str | None = None
+
+
+@dataclass(frozen=True)
+class RelationalRelease:
+    """The whole release: the structure (keys are public schema metadata), the parts (root first),
+    the root's children-count columns, the noisy counts of parents cut to their bound, and the
+    accountant's budget, spending and ledger over every part."""
+
+    structure: Structure
+    parts: tuple[TablePart, ...]
+    count_columns: dict[str, str]
+    over_bound: dict[str, dict[str, float]]
+    budget: dict[str, Any]
+    spent: dict[str, Any]
+    ledger: tuple[LedgerEntry, ...]
+    noise: dict[str, Any]
+
+    def part(self, table: str) -> TablePart:
+        return next(p for p in self.parts if p.table == table)
+
+    def record(self, files: Mapping[str, str]) -> dict[str, Any]:
+        """The release's own record (``relational.json``): the guarantee, the keys, the bounds, each
+        part's costs and the ledger; ``files`` names each table's Description file."""
+        root = self.structure.root
+        tables = []
+        for part in self.parts:
+            keys = next(t for t in self.structure.tables if t.name == part.table)
+            entry: dict[str, Any] = {
+                "table": part.table, "primary_key": keys.primary_key, "description": files[part.table],
+                "budget_limit": part.limit, "spent": part.description.privacy["spent"],
+                "measurements": len(part.description.measurements),
+                "sensitivity": "1 (one row per unit)" if part.max_children is None else
+                f"{part.max_children} (histograms, L1 and L2: up to max_children rows per unit)",
+            }
+            if keys.foreign_keys:
+                fk = keys.foreign_keys[0]
+                entry.update(foreign_key=fk.column, references=f"{fk.parent}.{fk.parent_column}",
+                             max_children=part.max_children, max_children_source=part.bound_source,
+                             count_column=self.count_columns[part.table],
+                             parents_over_bound=self.over_bound[part.table])
+            tables.append(entry)
+        children = [t.name for t in self.structure.children]
+        return {
+            "format": "synth relational release", "version": 1,
+            "privacy_unit": PRIVACY_UNIT.format(root=root.name, children=children),
+            "neighbouring": Relation.ADD_REMOVE.value,
+            "root": root.name, "tables": tables,
+            "budget_split": {"root_weight": ROOT_WEIGHT, "child_weight": CHILD_WEIGHT,
+                             "over_bound_share_of_child_part": OVER_BOUND_SHARE},
+            "row_counts": "not published: each table's number of rows is estimated from its noisy measurements; "
+                          "the number of child rows per parent is drawn from the root's noisy model",
+            "budget": self.budget, "spent": self.spent, "noise": self.noise,
+            "ledger": [e.to_dict() for e in self.ledger],
+        }
+
+
+def count_columns_of(bounded: BoundedDatabase, bounds: Mapping[str, int]) -> list[Column | UnmodelledColumn]:
+    """The root's children-count columns, with their public domains 0 .. max_children."""
+    return [column_from_dict({"name": name, "kind": Kind.INTEGER.value, "lower": 0, "upper": bounds[child],
+                              "bins": bounds[child] + 1, "missing": False, "source": "public"})
+            for child, name in bounded.counts.items()]
+
+
+def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str, tuple[int, str]]:
+    """Each child's bound and its source ("profile" or "default"); a bound to choose under DP is left out."""
+    bounds: dict[str, tuple[int, str]] = {}
+    for table in structure.children:
+        given = profile.max_children.get(table.name, DEFAULT_MAX_CHILDREN)
+        if isinstance(given, int):
+            bounds[table.name] = (given, "profile" if table.name in profile.max_children else "default")
+    return bounds
+
+
+def _dp_bounds(database: Database, structure: Structure, profile: RelationalProfile, parts: Mapping[str, Accountant],
+               noise: NoiseSource, progress: Progress) -> dict[str, tuple[int, str]]:
+    """The bounds the profile asks to choose under DP, each from its child's part (``synth.relational.degree``)."""
+    chosen: dict[str, tuple[int, str]] = {}
+    wanted = [t.name for t in structure.children if profile.max_children.get(t.name) == DP_BOUND]
+    if not wanted:
+        return chosen
+    cap = {name: degree.EDGES[-1] for name in (t.name for t in structure.children)}
+    unbounded = bound_database(database.frames, structure, cap, np.random.default_rng(0))  # counts only: no order used
+    for name in wanted:
+        progress.message(f"choosing max_children of {name!r} under DP")
+        part = parts[name]
+        degrees = unbounded.root_with_counts[unbounded.counts[name]].to_numpy()
+        budget = part.notion.unit_of(part.remaining()) * degree.SHARE
+        chosen[name] = (degree.dp_bound(degrees, CountRelease(part, noise, Neighbouring()), budget, name,
+                                        structure.root.name), "dp")
+    return chosen
+
+
+def _check_profile(profile: Profile, table: str) -> None:
+    """Refuse, before anything is spent, what a table's profile asks that a relational release cannot do."""
+    make_engine(profile.engine_name, profile.engine_options)  # bad options fail here
+    if profile.schema is not None:
+        check_domain_sources(profile.schema, profile)
+    if profile.neighbouring != Relation.ADD_REMOVE.value:
+        raise ProfileError("a relational release protects one person (a root row with its children) under the "
+                           "add-remove relation only; remove neighbouring = \"replace\" from [release].")
+    if profile.dp_draft is not None:
+        raise ProfileError(f"the profile of table {table!r} was drafted under DP for one table; a relational "
+                           "release cannot charge such a draft. Draft a relational profile (synth profile DATABASE).")
+
+
+def _describe_part(frame_own: Any, frame_measured: Any, given: Sequence[Column | UnmodelledColumn], profile: Profile,
+                   counts: CountRelease, delta: float, progress: Progress, notes: list[str]) -> DescribeResult:
+    """Find the domains of ``frame_own``'s columns (the profile's or under DP), then measure
+    ``frame_measured`` with ``given`` columns (public to this part) first and the found ones after."""
+    table = as_table(frame_own)
+    to_discover = columns_to_discover(table.columns, profile, public_kinds(None, table.columns, profile))
+    schema, record = find_schema(table, profile, counts, to_discover, delta, progress, notes)
+    full = Schema.ordered([*given, *(c for c in schema.output_columns)], schema.missing_markers, schema.other_label)
+    engine = make_engine(profile.engine_name, profile.engine_options)
+    engine.check(full.names, counts.notion)
+    measured = as_table(frame_measured[list(full.output_names)])
+    return measure_table(measured, full, profile, engine, counts, to_discover, record, notes, progress)
+
+
+def describe_database(database: Database, profile: RelationalProfile, structure: Structure,
+                      progress: Progress = SILENT, report_to: TextIO | None = None) -> RelationalRelease:
+    """Bound, then measure every table's part under one accountant (module docstring). Exact counts
+    (orphans, repeated root keys) go to ``report_to`` marked private; the release holds noisy ones."""
+    base = profile.base
+    for table in structure.tables:  # every check that needs no noisy value, before the first charge
+        _check_profile(profile.table_profile(table.name), table.name)
+    frames = {t.name: database.frames[t.name].drop(columns=list(t.key_columns)) for t in structure.tables}
+    discovers = any(needs_delta(columns_to_discover(list(frame.columns), profile.table_profile(name), {}))
+                    for name, frame in frames.items())
+    accountant, discovery_delta = make_accountant(base, discovers)
+    noise = noise_source(base.seed)
+    whole = accountant.notion.unit_of(accountant.remaining())
+    limits = split_budget(whole, [ROOT_WEIGHT, *(CHILD_WEIGHT for _ in structure.children)])
+    deltas = [discovery_delta / len(limits)] * len(limits)
+    parts = {t.name: PartAccountant(accountant, limit) for t, limit in zip(structure.tables, limits, strict=True)}
+    notes: list[str] = []
+    try:
+        bounds = {**_public_bounds(profile, structure), **_dp_bounds(database, structure, profile, parts, noise, progress)}
+        rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
+        bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng)
+        _private_notes(bounded, structure, report_to)
+        released, over_bound = _measure_parts(bounded, bounds, profile, structure, parts, noise, deltas, progress,
+                                              notes, report_to)
+    except SynthError as error:
+        if accountant.ledger:
+            error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
+        raise
+    if report_to is not None:
+        for line in notes:
+            print(f"note: {line}", file=report_to)
+        for name, found in over_bound.items():
+            print(f"note: about {max(found['noisy'], 0):.0f} (noise deviation {found['std']:.1f}) {structure.root.name} "
+                  f"rows had more than {bounds[name][0]} {name} rows ({bounds[name][1]} bound); "
+                  "the rest were dropped before measuring. Raise max_children in the profile if that is many.",
+                  file=report_to)
+    return RelationalRelease(structure, tuple(released), dict(bounded.counts), over_bound, accountant.budget_dict(),
+                             accountant.spent(), accountant.ledger, noise.description())
+
+
+def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: TextIO | None) -> None:
+    if report_to is None:
+        return
+    if bounded.repeated_keys:
+        print(f"note (private, not released): {bounded.repeated_keys} {structure.root.name} row(s) with a missing or "
+              "repeated primary key were dropped, with the rows that reference them.", file=report_to)
+    for child in bounded.children:
+        if child.orphans:
+            print(f"note (private, not released): {child.orphans} {child.name} row(s) reference no "
+                  f"{structure.root.name} row (orphans) and were dropped.", file=report_to)
+
+
+def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]], profile: RelationalProfile,
+                   structure: Structure, parts: Mapping[str, PartAccountant], noise: NoiseSource,
+                   deltas: Sequence[float], progress: Progress, notes: list[str],
+                   report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
+    """The root part, then each child part, each on its share of the budget (``parts``)."""
+    root_part = parts[structure.root.name]
+    progress.message(f"measuring the root table {structure.root.name!r} with its children counts")
+    root_counts = count_columns_of(bounded, {c: b for c, (b, _) in bounds.items()})
+    root_profile = profile.table_profile(structure.root.name)
+    root_result = _describe_part(bounded.root, bounded.root_with_counts, root_counts, root_profile,
+                                 CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
+    root_columns = root_result.description.schema.columns  # the children counts first, then the found columns
+    _encoding_notes(root_result, report_to)
+    released = [TablePart(structure.root.name, root_result.description, root_part.limit)]
+    parent_given = [replace(c, name=parent_column(structure.root.name, c.name)) for c in root_columns]
+    over_bound: dict[str, dict[str, float]] = {}
+    for child, delta in zip(bounded.children, deltas[1:], strict=True):
+        part = parts[child.name]
+        progress.message(f"measuring the child table {child.name!r} with its parents' columns "
+                         f"(at most {child.max_children} rows per parent)")
+        over = CountRelease(part, noise, Neighbouring()).release(
+            np.array([int(child.over.sum())]), part.limit * OVER_BOUND_SHARE,
+            query=f"count of {structure.root.name} rows with more than {child.max_children} {child.name} rows")
+        over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
+        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.max_children))
+        result = _describe_part(child.own, child.joined, parent_given, profile.table_profile(child.name), counts,
+                                delta, progress, notes)
+        _encoding_notes(result, report_to)
+        released.append(TablePart(child.name, result.description, part.limit, child.max_children, bounds[child.name][1]))
+    return released, over_bound
+
+
+def _encoding_notes(result: DescribeResult, report_to: TextIO | None) -> None:
+    """What encoding clipped or mapped to OTHER: exact, private, for the data owner's console only."""
+    if report_to is not None:
+        for line in result.encoding_report.lines():
+            print(f"note (private, not released): {line}", file=report_to)

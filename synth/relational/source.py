@@ -1,0 +1,173 @@
+"""Reading a database: a SQLite file, a DuckDB file, or a folder of CSV/Parquet files (one per table).
+
+``database_kind`` tells a database from a single table by the file's own signature (SQLite's and
+DuckDB's headers) or by being a folder: a file name's ending is never trusted alone. ``read_database``
+reads every table into pandas, through the database's own engine (Python's ``sqlite3``, the
+``duckdb`` package), with the keys its schema declares (``PRAGMA table_info`` and
+``PRAGMA foreign_key_list`` in SQLite, ``duckdb_constraints()`` in DuckDB; a folder declares none).
+Schema metadata (table and column names, keys) is public; the rows are private and leave this
+module only to the relational describer, which measures them under DP. Nothing here draws noise or
+decides anything from a row.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from synth.errors import InputFileError, RelationalError
+from synth.relational.keys import ForeignKey, TableKeys
+from synth.tables.tableio import mark_missing, read_frame
+
+SQLITE_SIGNATURE = b"SQLite format 3\x00"
+DUCKDB_SIGNATURE = b"DUCK"  # at byte 8 of a DuckDB file
+TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
+
+
+def database_kind(path: str | os.PathLike[str]) -> str | None:
+    """``"sqlite"``, ``"duckdb"`` or ``"folder"`` (of CSV/Parquet files) for a database, None for
+    anything else (a single table file, or nothing)."""
+    p = Path(path)
+    if p.is_dir():
+        return "folder"
+    if not p.is_file():
+        return None
+    with open(p, "rb") as handle:
+        head = handle.read(16)
+    if head.startswith(SQLITE_SIGNATURE):
+        return "sqlite"
+    if head[8:12] == DUCKDB_SIGNATURE:
+        return "duckdb"
+    return None
+
+
+@dataclass(frozen=True)
+class Database:
+    """A database read whole: its kind (``database_kind``), each table's rows (private), each
+    table's columns in order (public) and the keys its schema declares (public). ``file_format``
+    is the files' format for a folder (csv or parquet), else None."""
+
+    kind: str
+    path: Path
+    frames: dict[str, pd.DataFrame]
+    columns: dict[str, tuple[str, ...]]
+    declared: tuple[TableKeys, ...]
+    file_format: str | None = None
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _single_key(table: str, columns: list[str]) -> str | None:
+    if len(columns) > 1:
+        raise RelationalError(f"table {table!r} has a primary key of {len(columns)} columns ({columns}); composite "
+                              "keys are not supported yet. Add a single-column key (e.g. an integer id).")
+    return columns[0] if columns else None
+
+
+def _read_sqlite(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise InputFileError(f"cannot open {path} as a SQLite database ({error}).") from None
+    try:
+        names = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
+        frames, declared = {}, []
+        for name in names:
+            info = connection.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()  # cid, name, type, notnull, default, pk
+            primary = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5] > 0]
+            foreign = connection.execute(f"PRAGMA foreign_key_list({_quoted(name)})").fetchall()
+            # id, seq, table, from, to, ...; "to" is None when the parent's primary key is meant
+            keys = tuple(ForeignKey(str(row[3]), str(row[2]), str(row[4]) if row[4] is not None else "")
+                         for row in foreign)
+            declared.append(TableKeys(name, _single_key(name, primary), keys))
+            frames[name] = pd.read_sql_query(f"SELECT * FROM {_quoted(name)}", connection)
+    except sqlite3.Error as error:
+        raise InputFileError(f"cannot read {path} as a SQLite database ({error}).") from None
+    finally:
+        connection.close()
+    primaries = {t.name: t.primary_key for t in declared}
+    declared = [TableKeys(t.name, t.primary_key, tuple(
+        ForeignKey(fk.column, fk.parent, fk.parent_column or (primaries.get(fk.parent) or "")) for fk in t.foreign_keys))
+        for t in declared]
+    return frames, declared
+
+
+def _read_duckdb(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
+    try:
+        import duckdb
+    except ImportError:
+        raise InputFileError(f"{path} is a DuckDB database; reading it needs the duckdb package "
+                             "(pip install duckdb).") from None
+    try:
+        connection = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as error:
+        raise InputFileError(f"cannot open {path} as a DuckDB database ({error}).") from None
+    try:
+        names = [row[0] for row in connection.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_oid").fetchall()]
+        constraints = connection.execute(
+            "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
+            "FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
+        frames, declared = {}, []
+        for name in names:
+            own = [c for c in constraints if c[0] == name]
+            primary = next((list(c[2]) for c in own if c[1] == "PRIMARY KEY"), [])
+            foreign = []
+            for c in own:
+                if c[1] == "FOREIGN KEY":
+                    if len(c[2]) != 1:
+                        raise RelationalError(f"table {name!r} has a foreign key of {len(c[2])} columns; composite "
+                                              "keys are not supported yet.")
+                    foreign.append(ForeignKey(str(c[2][0]), str(c[3]), str(c[4][0])))
+            declared.append(TableKeys(name, _single_key(name, primary), tuple(foreign)))
+            frames[name] = connection.execute(f"SELECT * FROM {_quoted(name)}").fetchdf()
+    except duckdb.Error as error:
+        raise InputFileError(f"cannot read {path} as a DuckDB database ({error}).") from None
+    finally:
+        connection.close()
+    return frames, declared
+
+
+def _read_folder(path: Path, missing_markers: Iterable[str]) -> tuple[dict[str, pd.DataFrame], str]:
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in TABLE_SUFFIXES and p.is_file())
+    if not files:
+        raise InputFileError(f"the folder {path} holds no .csv or .parquet file; put one file per table there.")
+    formats = {TABLE_SUFFIXES[p.suffix.lower()] for p in files}
+    if len(formats) > 1:
+        raise InputFileError(f"the folder {path} mixes CSV and Parquet files; keep one format for all tables.")
+    stems = [p.stem for p in files]
+    if len(set(stems)) != len(stems):
+        raise InputFileError(f"two files of {path} have the same table name; name each table's file once.")
+    return {p.stem: read_frame(p, missing_markers) for p in files}, formats.pop()
+
+
+def read_database(path: str | os.PathLike[str], missing_markers: Iterable[str] = ("",)) -> Database:
+    """Every table of the database at ``path`` with its declared keys. InputFileError when it is not
+    a database synth reads or cannot be read; RelationalError for keys it cannot use."""
+    p = Path(path)
+    kind = database_kind(p)
+    markers = tuple(missing_markers)
+    file_format = None
+    if kind == "sqlite":
+        frames, declared = _read_sqlite(p)
+    elif kind == "duckdb":
+        frames, declared = _read_duckdb(p)
+    elif kind == "folder":
+        frames, file_format = _read_folder(p, markers)
+        declared = [TableKeys(name, None) for name in frames]
+    else:
+        raise InputFileError(f"{p} is not a SQLite or DuckDB database file nor a folder of CSV/Parquet files.")
+    if kind != "folder":
+        frames = {name: mark_missing(frame, markers) for name, frame in frames.items()}
+    if not frames:
+        raise InputFileError(f"the database {p} holds no table.")
+    columns = {name: tuple(str(c) for c in frame.columns) for name, frame in frames.items()}
+    return Database(kind, p, frames, columns, tuple(declared), file_format)
