@@ -7,7 +7,7 @@ import pytest
 
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import COARSE_CELL_SIGNAL, COARSE_GROUPS, coarse_map, coarse_pays
+from synth.engines.aim import COARSE_GROUPS, coarse_map
 from synth.errors import EngineError
 from synth.privacy.measurement import group_table
 from synth.progress import SILENT
@@ -41,19 +41,6 @@ def test_coarse_groups_left_unset_are_sixteen_on_every_table():
     engine = make_engine("aim", {"workload": "2-way", "compress": False})
     result = engine.describe(curator_for(codes, domain, 0.1, delta=1e-6), SILENT)
     assert any(int(m.coarsening["x"].max()) + 1 == 16 for m in result.measurements if m.coarsening)
-
-
-def test_auto_coarse_groups_are_offered_only_for_columns_whose_cells_are_noisy():
-    assert coarse_pays(COARSE_CELL_SIGNAL * 60 * 0.99, 60) and not coarse_pays(COARSE_CELL_SIGNAL * 60 * 1.01, 60)
-    assert coarse_pays(1e6, 10_000) and not coarse_pays(1e6, 100)  # more codes, fewer rows per cell
-    codes, domain = _threshold_table(60_000)  # x: 60 codes of about 1,000 rows each
-    coarse_runs = {}
-    for options in ({}, {"coarse_groups": 16}):
-        engine = make_engine("aim", {"workload": "2-way", "compress": False, "rounds": 8, **options})
-        # at ε = 50 a round's deviation is about 0.5: x's cells hold about 2,000 deviations
-        result = engine.describe(curator_for(codes, domain, 50.0, delta=1e-6), SILENT)
-        coarse_runs[bool(options)] = any(m.coarsening for m in result.measurements)
-    assert coarse_runs == {False: False, True: True}  # "auto" holds them back; set groups are offered
 
 
 def _threshold_table(rows: int = 6000, seed: int = 0) -> tuple[np.ndarray, Domain]:

@@ -33,8 +33,7 @@ Coarse candidates (``coarse_groups``, beyond the published AIM): a column with m
 offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
 ``g`` codes gets, for each resolution g, a map cutting its codes in code order into at most g
 stretches of about equal noisy mass (post-processing of the charged 1-way counts; left "auto", g is
-``COARSE_GROUPS``, 16, on every table, offered for the columns whose cells a round's noise would
-blur, ``coarse_pays``). Every marginal of the whole workload (before ``max_cells``
+``COARSE_GROUPS``, 16, on every table). Every marginal of the whole workload (before ``max_cells``
 drops the large ones) then also enters the candidates with its large columns on their groups, when
 that coarse table has at most ``max_cells`` cells. A coarse candidate is scored, measured and
 annealed like any other, on its groups (its cells are fewer, so its noise penalty is smaller): a
@@ -106,8 +105,6 @@ FEWEST_PER_COLUMN, MOST_PER_COLUMN = 2, 16
 # table's signal is its rows against a round's noise deviation (signal_of)
 ONE_WAY_SIGNAL = 600.0
 COARSE_GROUPS = 16  # the groups of a coarse candidate's large columns when coarse_groups is "auto"
-# "auto" offers coarse candidates only for columns whose average cell holds fewer noise deviations (coarse_pays)
-COARSE_CELL_SIGNAL = 300.0
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 EXACT_SIZE_CANDIDATES = 1000  # up to this many candidates, sizes over the merge bound are also triangulated
@@ -203,23 +200,6 @@ def one_way_share(signal: float, rounds_per_column: float) -> float:
     (seeds 0–1) diamonds 0.0943 → 0.0919, insteval 0.0062 → 0.0062, fertility 0.0025 → 0.0031
     (benchmarks/RESULTS.md). It reads a noisy total and the plan, never a constant table size."""
     return min(1.0, ONE_WAY_SIGNAL * rounds_per_column / max(signal, 1.0))
-
-
-def coarse_pays(signal: float, codes: int) -> bool:
-    """Whether "auto" coarse groups are offered for a column of this many codes on a table of this
-    ``signal`` (``signal_of``): while its average cell, the signal over its codes, holds fewer than
-    ``COARSE_CELL_SIGNAL`` noise deviations of a round's measurement. Coarse groups pay where a
-    fine table's cells are noisy; a column whose cells a round measures well gains nothing from them
-    and loses the rounds that would be spent on them.
-
-    On the accuracy suite (benchmarks/accuracy_suite.py, ``synth run`` with each table's public
-    profile, δ = 1e-9, mean 3-way TVD) only columns of more than 32 codes (twice the groups) are in
-    question, and their cells hold 6 to 659 deviations. On the tuning half, fertility's 54-code
-    column holds 70, 202 and 389 at ε = 0.3, 1 and 3: coarse groups took ε = 0.3 from 0.0108 to
-    0.0078 and ε = 1 from 0.0059 to 0.0046, but ε = 3 from 0.0026 to 0.0031 (seeds 0–2); at 300 it
-    keeps the first two and not the third (0.0026). Every other column of the suite holds fewer than
-    80 except flights' air_time at ε = 3 (659). It reads the noisy signal and a column's codes only."""
-    return signal / max(codes, 1) < COARSE_CELL_SIGNAL
 
 
 def rows_of(curator: Boundary, first: Measurement) -> float:
@@ -435,8 +415,7 @@ class AIMEngine(EngineBase):
         resolutions = self.config.resolutions()
         coarse_maps = {(m.attrs[0], groups): coarse_map(m.values, groups)  # post-processing of the 1-way counts
                        for groups in resolutions for m in measurements
-                       if len(m.attrs) == 1 and m.values.size > 2 * groups
-                       and (self.config.coarse_groups != "auto" or coarse_pays(signal, m.values.size))}
+                       if len(m.attrs) == 1 and m.values.size > 2 * groups}
         candidates.update(coarse_candidates(self.config.workload, domain, self.config.max_cells, coarse_maps,
                                             resolutions))
         derived = DerivedColumns.of(domain, [(a, m) for (a, _), m in coarse_maps.items()]) if coarse_maps else None
