@@ -58,6 +58,19 @@ def test_mst_spends_exactly_its_budget_in_three_parts():
     assert kinds.count("exponential") == 4 and kinds.count("discrete_gaussian") == 5 + 4
 
 
+def test_mst_gives_the_tree_selection_a_twelfth_of_the_budget_and_the_pairs_seven_twelfths():
+    codes, domain = chain_data(5000)
+    curator = curator_for(codes, domain, 1.0)
+    total = curator.remaining()
+    make_engine("mst").describe(curator, SILENT)
+    ledger = curator.accountant.ledger
+    selection = sum(e.cost.rho for e in ledger if e.mechanism == "exponential")
+    measured = [e.cost.rho for e in ledger if e.mechanism == "discrete_gaussian"]
+    assert selection == pytest.approx(total / 12, rel=1e-9)
+    assert sum(measured[:5]) == pytest.approx(total / 3, rel=1e-9)  # the five 1-way marginals first
+    assert sum(measured[5:]) == pytest.approx(7 * total / 12, rel=1e-9)  # then the tree's four pairs
+
+
 def test_aim_spends_exactly_its_budget_and_never_more():
     codes, domain = chain_data(5000)
     curator = curator_for(codes, domain, 1.0)
