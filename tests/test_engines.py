@@ -46,12 +46,17 @@ def test_mst_finds_the_true_chain_at_large_epsilon():
     assert {frozenset("ab"), frozenset("bc"), frozenset("cd")} <= edges and len(edges) == 4
 
 
-def test_mst_spends_exactly_its_budget_in_three_parts():
+def _mst_ledger() -> tuple[float, list]:
+    """The budget of an mst run on a 5-column chain at ε = 1, and its ledger."""
     codes, domain = chain_data(5000)
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
     make_engine("mst").describe(curator, SILENT)
-    ledger = curator.accountant.ledger
+    return total, list(curator.accountant.ledger)
+
+
+def test_mst_spends_exactly_its_budget_in_three_parts():
+    total, ledger = _mst_ledger()
     spent = sum(Fraction(e.cost.rho) for e in ledger)  # exact, as the accountant adds
     assert float(spent) == pytest.approx(total, rel=1e-9) and spent <= Fraction(total)
     kinds = [e.mechanism for e in ledger]
@@ -59,11 +64,7 @@ def test_mst_spends_exactly_its_budget_in_three_parts():
 
 
 def test_mst_gives_the_tree_selection_a_twelfth_of_the_budget_and_the_pairs_seven_twelfths():
-    codes, domain = chain_data(5000)
-    curator = curator_for(codes, domain, 1.0)
-    total = curator.remaining()
-    make_engine("mst").describe(curator, SILENT)
-    ledger = curator.accountant.ledger
+    total, ledger = _mst_ledger()
     selection = sum(e.cost.rho for e in ledger if e.mechanism == "exponential")
     measured = [e.cost.rho for e in ledger if e.mechanism == "discrete_gaussian"]
     assert selection == pytest.approx(total / 12, rel=1e-9)
