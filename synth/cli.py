@@ -252,9 +252,7 @@ def cmd_profile(args: argparse.Namespace, progress: Progress) -> None:
 
     check_writable(args.out, args.force)  # before anything is read or spent
     markers = _markers(args)
-    from synth.relational.source import database_kind
-
-    if database_kind(args.data) is not None:
+    if api.is_database(args.data):
         if args.epsilon is not None:
             from synth.errors import RelationalError
             raise RelationalError("drafting a database's profile under DP is not supported yet: leave out --epsilon "
@@ -379,9 +377,8 @@ def _run_database(args: argparse.Namespace, progress: Progress) -> None:
 
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
-    from synth.relational.source import database_kind
 
-    if database_kind(args.data) is not None:
+    if api.is_database(args.data):
         _run_database(args, progress)
         return
     source = _source(args, progress)
