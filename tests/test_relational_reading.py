@@ -7,6 +7,7 @@ import json
 import sqlite3
 import tomllib
 
+import pandas as pd
 import pytest
 from relational_cases import hospital, write_duckdb, write_folder, write_profile, write_sqlite
 
@@ -140,3 +141,19 @@ def test_a_drafted_profile_is_refused_until_reviewed_and_then_says_it_is_not_end
                  "-o", str(tmp_path / "out")]) == 0
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["end_to_end_dp"] is False
+
+
+def test_a_sqlite_cell_is_read_by_its_own_storage_class_whatever_its_column_holds(tmp_path) -> None:
+    """One NULL must not turn a column's integers into floats: a 64-bit key would lose its low
+    digits (two parents would merge) and every other cell of the column would change type."""
+    path = tmp_path / "t.sqlite"
+    big = 2**60 + 1  # not a float: 2**60 + 1 == float(2**60) would be false after a round trip
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, code INTEGER, label TEXT)")
+        connection.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                               [(big, 1, "007"), (big + 1, None, None), (big + 2, 3, "x")])
+    frame = read_database(path).frames["t"]
+    assert frame["id"].tolist() == [big, big + 1, big + 2]
+    codes = frame["code"].tolist()
+    assert codes[0] == 1 and type(codes[0]) is int and pd.isna(codes[1]) and type(codes[2]) is int
+    assert frame["label"].tolist()[0] == "007" and pd.isna(frame["label"].tolist()[1])

@@ -71,6 +71,17 @@ def _single_key(table: str, columns: list[str]) -> str | None:
     return columns[0] if columns else None
 
 
+def _sqlite_frame(connection: sqlite3.Connection, table: str) -> pd.DataFrame:
+    """A SQLite table with each cell as its own storage class gave it (int, float, str, bytes or
+    None), in columns of Python objects: SQLite types cells, not columns, and a column-wide dtype
+    would let one NULL turn every integer of its column into a float (and a 64-bit key lose digits)."""
+    cursor = connection.execute(f"SELECT * FROM {_quoted(table)}")
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    return pd.DataFrame({name: pd.Series([row[i] for row in rows], dtype=object)
+                         for i, name in enumerate(names)}, columns=names)
+
+
 def _read_sqlite(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -88,7 +99,7 @@ def _read_sqlite(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
             keys = tuple(ForeignKey(str(row[3]), str(row[2]), str(row[4]) if row[4] is not None else "")
                          for row in foreign)
             declared.append(TableKeys(name, _single_key(name, primary), keys))
-            frames[name] = pd.read_sql_query(f"SELECT * FROM {_quoted(name)}", connection)
+            frames[name] = _sqlite_frame(connection, name)
     except sqlite3.Error as error:
         raise InputFileError(f"cannot read {path} as a SQLite database ({error}).") from None
     finally:
