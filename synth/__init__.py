@@ -2,7 +2,8 @@
 
 The verbs mirror the command line: ``describe`` a private table under a privacy budget (the only
 step that touches private data), ``generate`` synthetic rows from the resulting Description,
-``run`` both and write a release (``run_database`` for a database, per person), ``evaluate`` a synthetic table against the original. ``fit``
+``run`` both and write a release (``run_database`` for a database, per person), ``evaluate`` a
+synthetic table against the original (``evaluate_database`` a relational release). ``fit``
 turns a Description into a model that samples (with conditions, too), saves and ``load_model``
 loads again.
 
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from synth.defaults import VERSION as __version__  # noqa: F401 (synth.__version__, defined with the other constants)
 
 _HOMES = {  # public name -> the module that defines it
-    **dict.fromkeys(("RunResult", "describe", "draft_profile", "evaluate", "resolve_profile", "run", "run_database"),
-                    "synth.api"),
+    **dict.fromkeys(("RunResult", "describe", "draft_profile", "evaluate", "evaluate_database", "resolve_profile", "run",
+                     "run_database"), "synth.api"),
     **dict.fromkeys(("Description", "load_description", "save_description"), "synth.release.description"),
     "SynthError": "synth.errors",
     **dict.fromkeys(("FittedModel", "fit", "generate", "load_model"), "synth.generation.generate"),
@@ -31,12 +32,21 @@ _HOMES = {  # public name -> the module that defines it
 
 __all__ = [
     "Description", "FittedModel", "Profile", "RunResult", "SynthError", "describe", "draft_profile", "evaluate",
-    "fit", "generate", "load_description", "load_model", "load_profile", "resolve_profile", "run", "run_database",
+    "evaluate_database", "fit", "generate", "load_description", "load_model", "load_profile", "resolve_profile", "run", "run_database",
     "save_description", "save_profile",
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the names as if imported here
-    from synth.api import RunResult, describe, draft_profile, evaluate, resolve_profile, run, run_database
+    from synth.api import (
+        RunResult,
+        describe,
+        draft_profile,
+        evaluate,
+        evaluate_database,
+        resolve_profile,
+        run,
+        run_database,
+    )
     from synth.domains.profile import Profile, load_profile, save_profile
     from synth.errors import SynthError
     from synth.generation.generate import FittedModel, fit, generate, load_model

@@ -51,6 +51,7 @@ from synth.tables.tableio import parquet_available, read_table_chunks, write_tab
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
+    from synth.relational.evaluation import DatabaseEvaluation
 
 DataLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
@@ -301,6 +302,29 @@ def run_database(data: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
     resolved = relational_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
     return _run_database(data, out_dir, resolved, force=force, sampling=sampling, progress=progress,
                          report_to=report_to)
+
+
+def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLike[str], *, seed: int = 0,
+                      report: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None,
+                      force: bool = False, progress: Progress = SILENT) -> DatabaseEvaluation:
+    """Compare a relational release (the folder ``synth run DATABASE`` wrote) with the original database
+    (NOT a DP output: it reads the original): each table, children per parent, the marginals across
+    the relation and referential integrity, beside the naive release (``synth.relational.evaluation``).
+    ``report`` and ``json_path`` are written atomically when given (refused if they exist, unless
+    ``force``), both checked before any work."""
+    from synth.relational.evaluation import evaluate_database as _evaluate_database
+    from synth.relational.report import write_database_report
+
+    for path in (report, json_path):
+        if path is not None:
+            check_writable(Path(path), force)
+    evaluation = _evaluate_database(original, release, seed=seed, progress=progress)
+    if json_path is not None:
+        atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
+    if report is not None:
+        progress.message(f"writing the report to {report}")
+        write_database_report(evaluation, report, force)
+    return evaluation
 
 
 def draft_database_profile(data: str | os.PathLike[str], out: str | os.PathLike[str], force: bool = False) -> Path:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from synth.api import RunResult
     from synth.evaluate import Evaluation
     from synth.progress import Progress
+    from synth.relational.evaluation import DatabaseEvaluation
     from synth.release.description import Description
 
 DEMO_TARGET = "income"
@@ -176,9 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "dependence) instead of printing")
     p.add_argument("--force", action="store_true", help="replace the report if it exists")
 
-    p = sub.add_parser("evaluate", help="compare a synthetic table with the original (not DP: for the data owner)")
-    p.add_argument("original", type=Path)
-    p.add_argument("synthetic", type=Path)
+    p = sub.add_parser("evaluate", help="compare a synthetic table (or a relational release) with the original "
+                       "(not DP: for the data owner)")
+    p.add_argument("original", type=Path, help="the original table, or database (SQLite, DuckDB, folder of tables)")
+    p.add_argument("synthetic", type=Path, help="the synthetic table, or for a database the release folder "
+                   "`synth run DATABASE` wrote")
     p.add_argument("--description", type=Path, help="Description of the release (its columns are compared, its "
                    "schema is scored beside the discretisation drafted from the original, its ledger is shown)")
     p.add_argument("--target", metavar="COLUMN", help="column that ML utility predicts (classification for a "
@@ -198,7 +201,7 @@ def _markers(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(["", *(args.missing or [])]))
 
 
-def _print_evaluation(evaluation: Evaluation, report: Path | None, json_path: Path | None) -> None:
+def _print_evaluation(evaluation: Evaluation | DatabaseEvaluation, report: Path | None, json_path: Path | None) -> None:
     print("\n".join(evaluation.lines()))
     for what, path in (("report", report), ("metrics (JSON)", json_path)):
         if path is not None:
@@ -410,9 +413,24 @@ def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
     print(f"wrote the inspection report to {args.report}")
 
 
+def _evaluate_database(args: argparse.Namespace, progress: Progress) -> None:
+    from synth import api
+    from synth.errors import RelationalError
+
+    if args.description is not None or args.target is not None or args.backend != "auto" or args.missing:
+        raise RelationalError("--description, --target, --backend and --missing are not supported for a database "
+                              "(the release folder holds every Description); leave them out.")
+    evaluation = api.evaluate_database(args.original, args.synthetic, seed=args.seed, report=args.report,
+                                       json_path=args.json, force=args.force, progress=progress)
+    _print_evaluation(evaluation, args.report, args.json)
+
+
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
+    if api.is_database(args.original):
+        _evaluate_database(args, progress)
+        return
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
                                                                          (args.synthetic, "synthetic"))]
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample

@@ -59,11 +59,11 @@ ROW_TAPS = {
     "MemoryTable": "wraps a private DataFrame as a counting table",
     "DuckDBTable": "opens a private file on DuckDB",
     "SparkTable": "opens a private table on Spark",
-    "read_sql_query": "pandas reading a table of a database (SQLite)",
+    "fetchall": "a database cursor handing a query's rows to Python (SQLite's cells as stored)",
     "fetchdf": "DuckDB handing a query's rows to pandas",
 }
 METHOD_TAPS = {"encode", "release", "column_cells"}
-CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable", "fetchdf"}
+CALL_ONLY_TAPS = METHOD_TAPS | {"Curator", "MemoryTable", "DuckDBTable", "SparkTable", "fetchdf", "fetchall"}
 
 # Module (path under synth/, or a package folder ending in /, which covers the modules of the folder
 # that have no entry of their own) -> (taps it may use, why).
@@ -87,7 +87,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
     "columns/encoding.py": (frozenset({"parse_values", "distinct_texts"}),
                             "defines encoding a column's cells, applied to the columns Schema.encode or evaluation hand it"),
     "tables/tableio.py": (frozenset({"read_csv", "read_parquet"}), "reads the table file for the caller"),
-    "tables/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable", "read_frame"}),
+    "tables/": (frozenset({"encode", "MemoryTable", "DuckDBTable", "SparkTable", "read_frame", "fetchall"}),
                 "counting backends, inside the boundary: they read the private rows where they are and hand "
                 "only exact counts (distinct cells, distinct code rows) to discovery and the curator; "
                 "read_table reads a file for the caller, in pandas or on its backend"),
@@ -97,7 +97,7 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                             "draft_profile proposes domains from the data, marked data-derived (refused in a "
                             "release unless accepted, and then flagged not end-to-end DP); a draft under DP goes "
                             "through a release's discovery (domains/finding.py) instead"),
-    "relational/source.py": (frozenset({"read_sql_query", "fetchdf", "read_frame"}),
+    "relational/source.py": (frozenset({"fetchall", "fetchdf", "read_frame"}),
                              "reads a database's tables (SQLite, DuckDB, a folder of files) for the relational describer, "
                              "which bounds them and measures them only through the curator"),
     "relational/degree.py": (frozenset({"release"}),
@@ -106,6 +106,9 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                                 "one noisy, charged count per child table (parents cut to the bound), released by "
                                 "CountRelease; the tables themselves go to the release's describer (find_schema, "
                                 "measure_table)"),
+    "relational/evaluation.py": (frozenset({"encode"}),
+                                 "the relational evaluation codes the original's join and parents on the release's "
+                                 "schema to compare them with the synthetic database's; its output is not DP and says so"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
@@ -133,6 +136,7 @@ PANDAS_ALLOWED = {
     "relational/bounding.py": "drops orphans and children beyond the bound, and joins children to their parents' columns",
     "relational/generation.py": "builds the synthetic tables",
     "relational/writing.py": "writes the synthetic tables to a database",
+    "relational/evaluation.py": "compares the original and synthetic databases (not DP)",
 }
 
 

@@ -1,0 +1,392 @@
+"""Evaluating a relational release against the original database (NOT DP: for the data owner).
+
+``evaluate_database`` reads the original database and a release folder (``synth run DATABASE``'s
+output: ``relational.json``, each table's Description and the synthetic database) and measures:
+
+* **each table on its own**, as ``synth evaluate`` does for one table (key columns left out), on a
+  discretisation drafted from the original and on the release's own schema;
+* **referential integrity**: the share of synthetic child rows whose foreign key names an existing
+  synthetic parent, and whether every synthetic primary key is unique;
+* **children per parent**: the distribution of each root row's number of children (0 included), in
+  the public buckets ``DEGREE_EDGES``, original against synthetic (TVD), and jointly with each parent
+  column (the mean TVD of the 2-way marginals parent column × bucket);
+* **marginals across the relation**: each 2-way marginal (parent column × child column) over the
+  join of child rows with their parent, coded on the child part's schema (which holds both);
+* the **naive release** beside them: the same synthetic tables with each child row's foreign key
+  drawn uniformly from the synthetic parents, which is what releasing each table on its own and
+  linking them at random gives. Its per-table scores equal the release's; the links are what differ.
+
+The original is scored as it is (all of its rows, before bounding): what a user gets back is
+compared with what they hold. ``cross_relation_tvd`` scores any synthetic joined table (child rows
+with their parent's columns as ``ROOT.COLUMN``) on the same pairs, e.g. a single-table release of the
+join.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synth.columns.schema import Schema
+from synth.errors import InputFileError, RelationalError
+from synth.evaluate import Evaluation, evaluate
+from synth.evaluate.fidelity import tvds
+from synth.progress import SILENT, Progress
+from synth.relational.bounding import parent_column
+from synth.relational.keys import ForeignKey, Structure, TableKeys
+from synth.relational.source import Database, read_database
+from synth.release.description import Description, load_description
+
+#: children per parent are compared in these buckets: bucket i holds EDGES[i] .. EDGES[i+1] - 1
+DEGREE_EDGES = (0, 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001)
+SYNTHETIC_NAMES = ("synthetic.sqlite", "synthetic.duckdb", "synthetic")
+
+
+def degree_buckets() -> list[str]:
+    """The buckets' labels: "0", "1", ..., "5-6", ..., "1001+"."""
+    labels = []
+    for low, high in itertools.pairwise(DEGREE_EDGES):
+        labels.append(str(low) if high == low + 1 else f"{low}-{high - 1}")
+    return labels + [f"{DEGREE_EDGES[-1]}+"]
+
+
+def degree_histogram(degrees: np.ndarray) -> np.ndarray:
+    """Shares of root rows per degree bucket."""
+    bucket = np.searchsorted(np.array(DEGREE_EDGES), np.asarray(degrees, dtype=np.int64), side="right") - 1
+    counts = np.bincount(bucket, minlength=len(DEGREE_EDGES)).astype(float)
+    return counts / max(counts.sum(), 1.0)
+
+
+def _tvd(a: np.ndarray, b: np.ndarray) -> float:
+    return 0.5 * float(np.abs(a - b).sum())
+
+
+@dataclass(frozen=True)
+class ReleaseFiles:
+    """What a release folder holds: its record (``relational.json``), its structure, each table's
+    Description, and the synthetic database read back."""
+
+    folder: Path
+    record: dict[str, Any]
+    structure: Structure
+    descriptions: dict[str, Description]
+    synthetic: Database
+
+    @property
+    def root(self) -> TableKeys:
+        return self.structure.root
+
+    def own_columns(self, table: str) -> list[str]:
+        """The modelled columns of ``table`` itself (a child part's schema also holds its parent's)."""
+        names = self.descriptions[table].schema.names
+        if table == self.root.name:
+            counts = {t["count_column"] for t in self.record["tables"] if "count_column" in t}
+            return [n for n in names if n not in counts]
+        inherited = {parent_column(self.root.name, n) for n in self.descriptions[self.root.name].schema.names}
+        return [n for n in names if n not in inherited]
+
+    def parent_columns(self) -> list[str]:
+        """The root's own modelled columns (children counts left out)."""
+        return self.own_columns(self.root.name)
+
+
+def load_release(folder: str | os.PathLike[str]) -> ReleaseFiles:
+    """Read a relational release folder. InputFileError when it is not one."""
+    path = Path(folder)
+    record_path = path / "relational.json"
+    if not record_path.is_file():
+        raise InputFileError(f"{path} holds no relational.json: pass the folder `synth run DATABASE -o FOLDER` wrote.")
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    if record.get("format") != "synth relational release":
+        raise InputFileError(f"{record_path} is not a synth relational release record.")
+    synthetic = next((path / name for name in SYNTHETIC_NAMES if (path / name).exists()), None)
+    if synthetic is None:
+        raise InputFileError(f"{path} holds no synthetic database (one of {', '.join(SYNTHETIC_NAMES)}); it is not "
+                             "a complete release.")
+    tables = []
+    for entry in record["tables"]:
+        fks: tuple[ForeignKey, ...] = ()
+        if entry.get("foreign_key"):
+            parent, parent_key = str(entry["references"]).split(".", 1)
+            fks = (ForeignKey(entry["foreign_key"], parent, parent_key),)
+        tables.append(TableKeys(entry["table"], entry.get("primary_key"), fks))
+    descriptions = {entry["table"]: load_description(path / entry["description"]) for entry in record["tables"]}
+    database = read_database(synthetic)
+    structure = Structure.of(tables, database.columns)
+    return ReleaseFiles(path, record, structure, descriptions, database)
+
+
+@dataclass(frozen=True)
+class Degrees:
+    """Children per parent for one child table: the bucket shares of the original, the release and the
+    naive release, their TVDs, and the mean TVD of parent column × bucket (``joint_*``)."""
+
+    child: str
+    original: np.ndarray
+    synthetic: np.ndarray
+    naive: np.ndarray
+    joint_tvd: float
+    naive_joint_tvd: float
+    original_mean: float
+    synthetic_mean: float
+
+    @property
+    def tvd(self) -> float:
+        return _tvd(self.original, self.synthetic)
+
+    @property
+    def naive_tvd(self) -> float:
+        return _tvd(self.original, self.naive)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tvd": self.tvd, "naive_tvd": self.naive_tvd, "joint_with_parent_mean_tvd": self.joint_tvd,
+                "naive_joint_with_parent_mean_tvd": self.naive_joint_tvd, "buckets": degree_buckets(),
+                "original": self.original.tolist(), "synthetic": self.synthetic.tolist(), "naive": self.naive.tolist(),
+                "original_mean": self.original_mean, "synthetic_mean": self.synthetic_mean}
+
+
+@dataclass(frozen=True)
+class CrossRelation:
+    """The 2-way marginals parent column × child column over the join, for one child table."""
+
+    child: str
+    pairs: tuple[tuple[str, str], ...]
+    tvds: np.ndarray
+    naive_tvds: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        mean = float(self.tvds.mean()) if self.tvds.size else None
+        naive = float(self.naive_tvds.mean()) if self.naive_tvds.size else None
+        return {"mean_tvd": mean, "naive_mean_tvd": naive,
+                "pairs": [{"parent": p, "child": c, "tvd": float(t), "naive_tvd": float(n)}
+                          for (p, c), t, n in zip(self.pairs, self.tvds, self.naive_tvds)]}
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """Referential integrity of one child table in the synthetic database."""
+
+    child: str
+    rows: int
+    linked: int
+    unique_keys: bool
+
+    @property
+    def share(self) -> float:
+        return self.linked / self.rows if self.rows else 1.0
+
+
+@dataclass(frozen=True)
+class DatabaseEvaluation:
+    """Everything ``evaluate_database`` measured (module docstring)."""
+
+    root: str
+    tables: dict[str, Evaluation]
+    rows: dict[str, tuple[int, int]]  # table → (original rows, synthetic rows)
+    degrees: dict[str, Degrees]
+    cross: dict[str, CrossRelation]
+    integrity: dict[str, Integrity]
+    release: dict[str, Any]  # the record's guarantee: privacy unit, budget, spent, bounds
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root, "seed": self.seed, "release": self.release,
+            "rows": {t: {"original": o, "synthetic": s} for t, (o, s) in self.rows.items()},
+            "tables": {t: e.summary() for t, e in self.tables.items()},
+            "children_per_parent": {c: d.to_dict() for c, d in self.degrees.items()},
+            "cross_relation": {c: x.to_dict() for c, x in self.cross.items()},
+            "referential_integrity": {c: i.share for c, i in self.integrity.items()},
+            "unique_primary_keys": {c: i.unique_keys for c, i in self.integrity.items()},
+            "naive_release": "the same synthetic tables with each child row's foreign key drawn uniformly from the "
+                             "synthetic parents (each table released on its own, linked at random)",
+        }
+
+    def lines(self) -> list[str]:
+        """The headline, for the console."""
+        out = []
+        for table, (original, synthetic) in self.rows.items():
+            two_way = self.tables[table].summary().get("2_way_mean_tvd")
+            shown = "" if two_way is None else f", 2-way mean TVD {two_way:.4f}"
+            out.append(f"{table}: {original:,} original rows, {synthetic:,} synthetic{shown}")
+        for child in self.degrees:
+            d, x, i = self.degrees[child], self.cross[child], self.integrity[child]
+            out.append(f"{child} per {self.root}: TVD {d.tvd:.4f} (naive {d.naive_tvd:.4f}); mean "
+                       f"{d.original_mean:.2f} original, {d.synthetic_mean:.2f} synthetic")
+            cross = x.to_dict()
+            if cross["mean_tvd"] is not None:
+                out.append(f"{self.root} × {child} 2-way marginals over the join: mean TVD {cross['mean_tvd']:.4f} "
+                           f"(naive {cross['naive_mean_tvd']:.4f}, {len(x.pairs)} pairs)")
+            out.append(f"{child} referential integrity: {i.share:.2%} of {i.rows:,} rows"
+                       + ("" if i.unique_keys else "; primary keys NOT unique"))
+        return out
+
+
+def _without_keys(frame: pd.DataFrame, keys: TableKeys) -> pd.DataFrame:
+    return frame.drop(columns=[c for c in keys.key_columns if c in frame.columns])
+
+
+def _degrees(root: pd.DataFrame, root_key: str, child: pd.DataFrame, foreign_key: str) -> np.ndarray:
+    """Each root row's number of child rows (0 where none; rows naming no root row are not counted)."""
+    per_key = child[foreign_key].dropna().value_counts()
+    return root[root_key].map(per_key).fillna(0).to_numpy(dtype=np.int64)
+
+
+def _joined(root: pd.DataFrame, root_keys: TableKeys, child: pd.DataFrame, fk: ForeignKey,
+            parent_names: Sequence[str]) -> pd.DataFrame:
+    """Child rows with their parent's columns (``ROOT.COLUMN``); rows naming no parent are left out."""
+    parents = root[[root_keys.primary_key, *parent_names]]
+    parents = parents[parents[root_keys.primary_key].notna()].drop_duplicates(subset=[root_keys.primary_key], keep=False)
+    parents = parents.rename(columns={n: parent_column(root_keys.name, n) for n in parent_names})
+    return child.merge(parents, how="inner", left_on=fk.column, right_on=root_keys.primary_key,
+                       suffixes=("", "__parent"))
+
+
+def _pair_tvds(schema: Schema, pairs: Sequence[tuple[str, str]], original: pd.DataFrame,
+               synthetic: pd.DataFrame) -> np.ndarray:
+    """TVD of each (parent column, child column) marginal, both tables coded on ``schema``."""
+    if not pairs:
+        return np.zeros(0)
+    names = list(dict.fromkeys(n for pair in pairs for n in pair))
+    coded = schema.select(names)
+    a, _ = coded.encode(original)
+    b, _ = coded.encode(synthetic)
+    positions = [(names.index(p), names.index(c)) for p, c in pairs]
+    return tvds(a, b, coded.sizes, positions)
+
+
+def _naive_links(synthetic_root: pd.DataFrame, root_key: str, child: pd.DataFrame, foreign_key: str,
+                 rng: np.random.Generator) -> pd.DataFrame:
+    """The child table with each row's parent drawn uniformly from the synthetic parents."""
+    naive = child.copy()
+    keys = synthetic_root[root_key].to_numpy()
+    naive[foreign_key] = keys[rng.integers(0, len(keys), len(child))] if len(keys) else pd.NA
+    return naive
+
+
+class _Comparison:
+    """The original and synthetic databases of one release, read once, with what both scores share."""
+
+    def __init__(self, original: Database, release: ReleaseFiles) -> None:
+        missing = [t.name for t in release.structure.tables if t.name not in original.frames]
+        if missing:
+            raise RelationalError(f"the original database lacks table(s) {missing} that the release holds; pass the "
+                                  "database the release was made from.")
+        self.original, self.release = original, release
+        self.root = release.root
+        self.parent_names = release.parent_columns()
+
+    def pairs(self, child: str) -> list[tuple[str, str]]:
+        own = self.release.own_columns(child)
+        return [(parent_column(self.root.name, p), c) for p in self.parent_names for c in own]
+
+    def joined_original(self, child: TableKeys) -> pd.DataFrame:
+        return _joined(self.original.frames[self.root.name], self.root, self.original.frames[child.name],
+                       child.foreign_keys[0], self.parent_names)
+
+    def cross_tvds(self, child: TableKeys, synthetic_joined: pd.DataFrame) -> np.ndarray:
+        schema = self.release.descriptions[child.name].schema
+        return _pair_tvds(schema, self.pairs(child.name), self.joined_original(child), synthetic_joined)
+
+
+def cross_relation_tvd(original: str | os.PathLike[str], release: str | os.PathLike[str], child: str,
+                       synthetic_joined: pd.DataFrame) -> float:
+    """Mean TVD of the (parent column × child column) marginals of ``synthetic_joined`` (child rows
+    with their parent's columns named ``ROOT.COLUMN``, e.g. a single-table release of the join)
+    against the original database's join, on the pairs and schema of ``release``'s child part."""
+    files = load_release(release)
+    comparison = _Comparison(read_database(original, _markers(files)), files)
+    keys = next((t for t in files.structure.children if t.name == child), None)
+    if keys is None:
+        raise RelationalError(f"the release has no child table {child!r}; its children are "
+                              f"{[t.name for t in files.structure.children]}.")
+    values = comparison.cross_tvds(keys, synthetic_joined)
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _markers(files: ReleaseFiles) -> tuple[str, ...]:
+    return files.descriptions[files.root.name].schema.missing_markers
+
+
+def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLike[str], *, seed: int = 0,
+                      progress: Progress = SILENT) -> DatabaseEvaluation:
+    """Compare the release in the folder ``release`` with the database at ``original`` (module docstring)."""
+    files = load_release(release)
+    progress.message(f"reading the original database {original}")
+    comparison = _Comparison(read_database(original, _markers(files)), files)
+    source, synthetic = comparison.original.frames, files.synthetic.frames
+    root = files.root
+    rng = np.random.default_rng(seed)
+    tables, rows = {}, {}
+    for keys in files.structure.tables:
+        own = files.own_columns(keys.name)
+        progress.message(f"evaluating the table {keys.name}")
+        schema = files.descriptions[keys.name].schema.select(own)
+        tables[keys.name] = evaluate(_without_keys(source[keys.name], keys)[own], _without_keys(synthetic[keys.name], keys)[own],
+                                     schema, schema.missing_markers, seed=seed, progress=progress)
+        rows[keys.name] = (len(source[keys.name]), len(synthetic[keys.name]))
+    degrees, cross, integrity = {}, {}, {}
+    root_schema = files.descriptions[root.name].schema.select(comparison.parent_names)
+    root_codes = {which: root_schema.encode(frames[root.name])[0] for which, frames in
+                  (("original", source), ("synthetic", synthetic))}
+    for child in files.structure.children:
+        fk = child.foreign_keys[0]
+        progress.message(f"comparing {child.name} rows per {root.name} row and the marginals across the relation")
+        naive_child = _naive_links(synthetic[root.name], root.primary_key or "", synthetic[child.name], fk.column, rng)
+        found = {which: _degrees(frames[root.name], root.primary_key or "", child_frame, fk.column)
+                 for which, frames, child_frame in (("original", source, source[child.name]),
+                                                    ("synthetic", synthetic, synthetic[child.name]),
+                                                    ("naive", synthetic, naive_child))}
+        joint = {which: _joint_degree_tvd(root_codes["original"], found["original"],
+                                          root_codes["synthetic"], found[which], root_schema.sizes)
+                 for which in ("synthetic", "naive")}
+        degrees[child.name] = Degrees(child.name, degree_histogram(found["original"]),
+                                      degree_histogram(found["synthetic"]), degree_histogram(found["naive"]),
+                                      joint["synthetic"], joint["naive"], float(found["original"].mean()),
+                                      float(found["synthetic"].mean()))
+        joined = {which: _joined(synthetic[root.name], root, frame, fk, comparison.parent_names)
+                  for which, frame in (("synthetic", synthetic[child.name]), ("naive", naive_child))}
+        cross[child.name] = CrossRelation(child.name, tuple(comparison.pairs(child.name)),
+                                          comparison.cross_tvds(child, joined["synthetic"]),
+                                          comparison.cross_tvds(child, joined["naive"]))
+        integrity[child.name] = _integrity(synthetic[root.name], root, synthetic[child.name], child)
+    guarantee = {k: files.record.get(k) for k in ("privacy_unit", "neighbouring", "budget", "spent")}
+    guarantee["bounds"] = {t["table"]: {"max_children": t.get("max_children"), "source": t.get("max_children_source")}
+                           for t in files.record["tables"] if t.get("foreign_key")}
+    return DatabaseEvaluation(root.name, tables, rows, degrees, cross, integrity, guarantee, seed)
+
+
+def _joint_degree_tvd(original_codes: np.ndarray, original_degrees: np.ndarray, synthetic_codes: np.ndarray,
+                      synthetic_degrees: np.ndarray, sizes: Sequence[int]) -> float:
+    """Mean TVD of the 2-way marginals (parent column × degree bucket) over the root rows."""
+    if not len(sizes):
+        return float("nan")
+    buckets = len(DEGREE_EDGES)
+    edges = np.array(DEGREE_EDGES)
+
+    def with_bucket(codes: np.ndarray, found: np.ndarray) -> np.ndarray:
+        bucket = np.searchsorted(edges, found, side="right") - 1
+        return np.column_stack([codes, bucket]).astype(np.int64)
+
+    last = len(sizes)
+    values = tvds(with_bucket(original_codes, original_degrees), with_bucket(synthetic_codes, synthetic_degrees),
+                  [*sizes, buckets], [(j, last) for j in range(last)])
+    return float(values.mean())
+
+
+def _integrity(root_frame: pd.DataFrame, root: TableKeys, child_frame: pd.DataFrame, child: TableKeys) -> Integrity:
+    fk = child.foreign_keys[0]
+    parents = set(root_frame[root.primary_key].dropna().tolist()) if root.primary_key else set()
+    linked = int(child_frame[fk.column].isin(parents).sum())
+    unique = bool(root_frame[root.primary_key].is_unique) if root.primary_key else True
+    if child.primary_key:
+        unique = unique and bool(child_frame[child.primary_key].is_unique)
+    return Integrity(child.name, len(child_frame), linked, unique)
