@@ -105,3 +105,54 @@ def read_sqlite(path: Path) -> dict[str, pd.DataFrame]:
         return {name: pd.read_sql_query(f"SELECT * FROM {name}", connection) for name in ("patients", "visits")}
     finally:
         connection.close()
+
+
+CLINIC_PROFILE = PROFILE + """
+[tables.tests]
+primary_key = "test_id"
+foreign_key = "visit_id"
+references = "visits"
+max_children = {tests_bound}
+[tables.tests.columns.result]
+kind = "categorical"
+categories = ["low", "high"]
+complete = true
+missing = false
+"""
+
+
+def clinic(parents: int = 500, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """``hospital`` with a third level: each visit's tests (ward C visits get 4 tests on average, the
+    others 1; ward B's results are mostly high, the others' mostly low)."""
+    frames = hospital(parents, seed)
+    rng = np.random.default_rng(seed + 1)
+    visits = frames["visits"]
+    ward = visits["ward"].to_numpy()
+    per_visit = rng.poisson(np.where(ward == "C", 4.0, 1.0))
+    owner = np.repeat(visits["visit_id"].to_numpy(), per_visit)
+    high = rng.random(owner.size) < np.where(np.repeat(ward, per_visit) == "B", 0.85, 0.15)
+    frames["tests"] = pd.DataFrame({"test_id": np.arange(1, owner.size + 1), "visit_id": owner,
+                                    "result": np.where(high, "high", "low")})
+    return frames
+
+
+def write_clinic_sqlite(frames: dict[str, pd.DataFrame], path: Path) -> Path:
+    write_sqlite({k: v for k, v in frames.items() if k != "tests"}, path)
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE tests (test_id INTEGER PRIMARY KEY, visit_id INTEGER REFERENCES visits (visit_id), "
+                       "result TEXT)")
+    connection.executemany("INSERT INTO tests VALUES (?, ?, ?)",
+                           [(int(a), int(b), str(c)) for a, b, c in frames["tests"].itertuples(index=False)])
+    connection.commit()
+    connection.close()
+    return path
+
+
+def write_clinic_profile(path: Path, epsilon: float = 1.0, seed: int = 1, max_children: int | str = 5,
+                         tests_bound: int | str = 3) -> Path:
+    def toml(value: int | str) -> str:
+        return f'"{value}"' if isinstance(value, str) else str(value)
+    text = CLINIC_PROFILE.replace("{tests_bound}", toml(tests_bound))
+    path.write_text(text.format(epsilon=epsilon, engine="mst", seed=seed, max_children=toml(max_children)),
+                    encoding="utf-8")
+    return path

@@ -75,18 +75,28 @@ def test_the_cli_prints_the_no_keys_error_without_a_traceback(tmp_path, capsys) 
     assert "declares no primary or foreign keys" in err and "Traceback" not in err
 
 
-def test_a_grandchild_table_is_refused_with_what_is_not_supported(tmp_path) -> None:
+def test_a_grandchild_table_joins_the_tree_below_its_parent_and_cycles_are_refused(tmp_path) -> None:
     path = tmp_path / "g.sqlite"
     connection = sqlite3.connect(path)
     connection.executescript("""
+        CREATE TABLE tests (test_id INTEGER PRIMARY KEY, visit_id INTEGER REFERENCES visits (visit_id), result TEXT);
         CREATE TABLE patients (patient_id INTEGER PRIMARY KEY, sex TEXT);
         CREATE TABLE visits (visit_id INTEGER PRIMARY KEY, patient_id INTEGER REFERENCES patients (patient_id));
-        CREATE TABLE tests (test_id INTEGER PRIMARY KEY, visit_id INTEGER REFERENCES visits (visit_id), result TEXT);
     """)
     connection.close()
     database = read_database(path)
-    with pytest.raises(RelationalError, match=r"grandchild tables .* not supported yet"):
-        Structure.of(database.declared, database.columns)
+    structure = Structure.of(database.declared, database.columns)
+    assert [t.name for t in structure.tables] == ["patients", "visits", "tests"]  # parents before children
+    assert structure.parent(structure.table("tests")).name == "visits"
+    assert [t.name for t in structure.path(structure.table("tests"))] == ["visits", "tests"]
+    columns = {"a": ("id",), "b": ("id", "c_id"), "c": ("id", "b_id")}
+    cycle = [TableKeys("a", "id"), TableKeys("b", "id", (ForeignKey("c_id", "c", "id"),)),
+             TableKeys("c", "id", (ForeignKey("b_id", "b", "id"),))]
+    with pytest.raises(RelationalError, match="do not lead to the root table 'a'"):
+        Structure.of(cycle, columns)
+    not_primary = [TableKeys("a", "id"), TableKeys("b", "id", (ForeignKey("c_id", "a", "c_id"),))]
+    with pytest.raises(RelationalError, match="not 'a''s primary key"):
+        Structure.of(not_primary, {"a": ("id", "c_id"), "b": ("id", "c_id")})
 
 
 def test_two_roots_and_a_missing_key_column_are_refused() -> None:

@@ -1,34 +1,40 @@
 """Contribution bounding: the rows each privacy unit keeps, and the tables the describer measures.
 
-The privacy unit is a row of the root table with every child row that references it. Before
-anything is measured:
+The privacy unit is a row of the root table with every row that references it, directly or through
+other rows (a patient, their visits, the prescriptions of those visits). Tables are bounded top
+down, parents before children (``Structure.children``'s order), before anything is measured:
 
-* an **orphan** (a child row whose foreign key is missing or names no root row) belongs to no unit
-  and is dropped. Root rows whose key is missing or repeated (possible in a folder of files, which
-  declares no keys) are all dropped, and their children become orphans: were the first of them
-  kept, adding one unit could displace another and change two units at once. Their exact numbers go
-  to the data owner's console only, never into the release;
-* each parent keeps at most ``max_children`` rows of each child table. Which ones is decided by a
-  random order drawn from ``rng`` (seeded or fresh public randomness, independent of the rows'
+* an **orphan** (a row whose foreign key is missing or names no row of its parent) belongs to no
+  unit and is dropped. Rows of a referenced table whose key is missing or repeated (possible in a
+  folder of files, which declares no keys) are all dropped, and their children become orphans: were
+  the first of them kept, adding one unit could displace another and change two units at once.
+  Their exact numbers go to the data owner's console only, never into the release;
+* each parent row keeps at most ``max_children`` rows of each child table. Which ones is decided by
+  a random order drawn from ``rng`` (seeded or fresh public randomness, independent of the rows'
   values): the child rows are shuffled and each parent keeps its first ``max_children``. Nothing
-  about the rows' contents picks the survivors.
+  about the rows' contents picks the survivors. A row whose parent was cut at the parent's own bound
+  goes with it (``cut_with_parent``). A unit then owns at most the product of the bounds from the
+  root down to a table (``rows_per_unit``) of that table's rows;
+* a bound may be chosen while bounding (``choose``: the describer's noisy quantile), from the number
+  of rows each *kept* parent row has, so that one unit moves that histogram by at most its parent
+  table's ``rows_per_unit``.
 
-The root table's measured part gets, per child table, a column holding its number of kept children
-(0 .. max_children, a public domain). Each kept child row gets its parent's columns (the root's
-modelled columns and counts, named ``ROOT.COLUMN``), so that child rows are measured jointly with
-their parent's attributes. Key columns are dropped from every measured table: a key is never data.
-Whether a parent had more children than its bound is kept (per parent) for one noisy count.
+Every table that has children gets, per child table, a column holding its number of kept children
+(0 .. max_children, a public domain). Each kept child row gets its parent's columns (the parent's
+modelled columns and counts, named ``PARENT.COLUMN``), so that rows are measured jointly with their
+parent's attributes. Key columns are dropped from every measured table: a key is never data.
+Whether a parent row had more children than its bound is kept (per parent row) for one noisy count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from synth.relational.keys import Structure
+from synth.relational.keys import Structure, TableKeys
 
 
 def count_column(child: str, taken: Sequence[str]) -> str:
@@ -40,35 +46,47 @@ def count_column(child: str, taken: Sequence[str]) -> str:
     return name
 
 
-def parent_column(root: str, name: str) -> str:
-    """How a root column is named in a child table's measured part."""
-    return f"{root}.{name}"
+def parent_column(parent: str, name: str) -> str:
+    """How a parent's column is named in its child table's measured part."""
+    return f"{parent}.{name}"
 
 
 @dataclass(frozen=True)
 class BoundedChild:
-    """One child table after bounding: its kept rows' own modelled columns (``own``), the same rows
-    with their parent's columns first (``joined``), and per root row whether it had more children
-    than the bound (``over``: private, only ever counted with noise). ``orphans``: exact, private."""
+    """One non-root table after bounding: its kept rows' own modelled columns (``own``), the same rows
+    with their parent's columns first and their own children counts last (``joined``), per kept parent
+    row whether it had more children than the bound (``over``: private, only ever counted with noise),
+    and the rows one unit can own (``rows_per_unit``). ``orphans``, ``cut_with_parent`` and
+    ``repeated_keys`` are exact and private: for the data owner's console."""
 
     name: str
+    parent: str
     max_children: int
+    rows_per_unit: int
     own: pd.DataFrame
     joined: pd.DataFrame
     over: np.ndarray
     orphans: int
+    cut_with_parent: int = 0
+    repeated_keys: int = 0
 
 
 @dataclass(frozen=True)
 class BoundedDatabase:
-    """The root's modelled columns (``root``), the same with the children counts (``root_with_counts``),
-    each child after bounding, and the exact number of root rows dropped for a missing or repeated key (private)."""
+    """The root's modelled columns (``root``), the same with its children counts (``root_with_counts``),
+    each other table after bounding (parents first), each child's count column (in its parent's part),
+    and the exact number of root rows dropped for a missing or repeated key (private)."""
 
     root: pd.DataFrame
     root_with_counts: pd.DataFrame
-    counts: dict[str, str]  # child table -> its count column in the root
+    counts: dict[str, str]  # child table -> its count column in its parent's part
     children: tuple[BoundedChild, ...]
     repeated_keys: int
+
+
+#: chooses a child's bound while bounding: (the child table, each kept parent row's number of its
+#: rows, the parent's rows per unit) -> max_children
+BoundChooser = Callable[[TableKeys, np.ndarray, int], int]
 
 
 def _keyed(values: pd.Series) -> pd.Series:
@@ -82,42 +100,81 @@ def _keyed(values: pd.Series) -> pd.Series:
     return values.map(text)
 
 
+@dataclass
+class _Kept:
+    """A table's kept rows while bounding: their key (as text) → row position, their modelled columns
+    with the counts added so far, the keys cut at this table's bound, and its rows per unit."""
+
+    position: pd.Series
+    with_counts: pd.DataFrame
+    cut_keys: frozenset[str]
+    rows_per_unit: int
+
+
+def _single_keys(frame: pd.DataFrame, keys: TableKeys) -> tuple[pd.DataFrame, pd.Series, int]:
+    """The rows whose primary key is present and unique, their keys as text, and how many were dropped."""
+    if not keys.primary_key:
+        return frame, pd.Series([None] * len(frame), dtype=object), 0
+    text = _keyed(frame[keys.primary_key])
+    single = (~text.duplicated(keep=False) & text.notna()).to_numpy()
+    return frame[single], text[single], int((~single).sum())
+
+
+def _kept_rank(at: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each row's place among its parent's rows in a random order (public randomness, not the values)."""
+    order = rng.permutation(len(at))
+    rank = np.empty(len(at), dtype=np.int64)
+    rank[order] = pd.Series(at[order]).groupby(at[order]).cumcount().to_numpy()
+    return rank
+
+
 def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max_children: Mapping[str, int],
-                   rng: np.random.Generator) -> BoundedDatabase:
-    """Drop orphans and repeated root keys, keep at most ``max_children[child]`` children per parent
-    (in a random order from ``rng``), and build the tables to measure (module docstring)."""
+                   rng: np.random.Generator, choose: BoundChooser | None = None) -> BoundedDatabase:
+    """Drop orphans and rows of repeated keys, keep at most ``max_children[child]`` rows of each child
+    table per parent row (in a random order from ``rng``; ``choose`` gives the bounds ``max_children``
+    lacks), top down, and build the tables to measure (module docstring)."""
     root_keys = structure.root
-    root_frame = frames[root_keys.name]
-    keys = _keyed(root_frame[root_keys.primary_key])
-    single = ~keys.duplicated(keep=False) & keys.notna()
-    repeated = int((~single).sum())
-    root_frame, keys = root_frame[single.to_numpy()], keys[single.to_numpy()]
-    position = pd.Series(np.arange(len(keys)), index=keys.to_numpy())
+    root_frame, root_text, repeated = _single_keys(frames[root_keys.name], root_keys)
     root = root_frame.drop(columns=list(root_keys.key_columns)).reset_index(drop=True)
-    with_counts = root.copy()
+    kept = {root_keys.name: _Kept(pd.Series(np.arange(len(root)), index=root_text.to_numpy()), root.copy(),
+                                  frozenset(), 1)}
     counts: dict[str, str] = {}
-    cut: list[tuple[str, int, pd.DataFrame, np.ndarray, np.ndarray, int]] = []
+    cut: list[tuple[TableKeys, int, pd.DataFrame, np.ndarray, np.ndarray, int, int, int]] = []
     for child_keys in structure.children:
-        fk = child_keys.foreign_keys[0]
-        frame = frames[child_keys.name]
-        parent_at = _keyed(frame[fk.column]).map(position)
-        orphans = int(parent_at.isna().sum())
+        parent = kept[child_keys.foreign_keys[0].parent]
+        has_children = bool(structure.children_of(child_keys.name))
+        frame, own_text, repeated_here = _single_keys(frames[child_keys.name], child_keys) if has_children else (
+            frames[child_keys.name], pd.Series([None] * len(frames[child_keys.name]), dtype=object), 0)
+        parent_text = _keyed(frame[child_keys.foreign_keys[0].column])
+        parent_at = parent_text.map(parent.position)
         linked = parent_at.notna().to_numpy()
+        with_cut_parent = int(parent_text[~linked].isin(parent.cut_keys).sum())
         at = parent_at[linked].to_numpy(dtype=np.int64)
-        bound = max_children[child_keys.name]
-        order = rng.permutation(len(at))  # public randomness: the rows' values play no part
-        rank = np.empty(len(at), dtype=np.int64)
-        rank[order] = pd.Series(at[order]).groupby(at[order]).cumcount().to_numpy()
-        keep = rank < bound
-        every = np.bincount(at, minlength=len(root))
-        name = count_column(child_keys.name, [*root.columns, *counts.values()])
+        every = np.bincount(at, minlength=len(parent.with_counts))
+        if child_keys.name in max_children:
+            bound = int(max_children[child_keys.name])
+        elif choose is not None:
+            bound = int(choose(child_keys, every, parent.rows_per_unit))
+        else:
+            raise KeyError(f"no bound for {child_keys.name!r}")
+        keep = _kept_rank(at, rng) < bound
+        name = count_column(child_keys.name, list(parent.with_counts.columns))
         counts[child_keys.name] = name
-        with_counts[name] = np.minimum(every, bound)
-        own = frame[linked][keep].drop(columns=list(child_keys.key_columns)).reset_index(drop=True)
-        cut.append((child_keys.name, bound, own, at[keep], every > bound, orphans))
-    parent_part = with_counts.rename(columns={c: parent_column(root_keys.name, c) for c in with_counts.columns})
+        parent.with_counts[name] = np.minimum(every, bound)
+        kept_rows = frame[linked][keep]
+        own = kept_rows.drop(columns=list(child_keys.key_columns)).reset_index(drop=True)
+        kept_text = own_text[linked][keep]
+        cut_text = own_text[linked][~keep]
+        kept[child_keys.name] = _Kept(pd.Series(np.arange(len(own)), index=kept_text.to_numpy()), own.copy(),
+                                      frozenset(cut_text.dropna()), parent.rows_per_unit * bound)
+        orphans = int((~linked).sum()) - with_cut_parent
+        cut.append((child_keys, bound, own, at[keep], every > bound, orphans, with_cut_parent, repeated_here))
     children = []
-    for name, bound, own, at, over, orphans in cut:
-        joined = pd.concat([parent_part.iloc[at].reset_index(drop=True), own], axis=1)
-        children.append(BoundedChild(name, bound, own, joined, over, orphans))
-    return BoundedDatabase(root, with_counts, counts, tuple(children), repeated)
+    for keys, bound, own, at, over, orphans, with_cut_parent, repeated_here in cut:
+        parent_name = keys.foreign_keys[0].parent
+        parent_part = kept[parent_name].with_counts
+        parent_part = parent_part.rename(columns={c: parent_column(parent_name, c) for c in parent_part.columns})
+        joined = pd.concat([parent_part.iloc[at].reset_index(drop=True), kept[keys.name].with_counts], axis=1)
+        children.append(BoundedChild(keys.name, parent_name, bound, kept[keys.name].rows_per_unit, own, joined, over,
+                                     orphans, with_cut_parent, repeated_here))
+    return BoundedDatabase(root, kept[root_keys.name].with_counts, counts, tuple(children), repeated)

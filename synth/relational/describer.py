@@ -1,28 +1,32 @@
-"""The relational describer: one DP release of a root table and its child tables, per person.
+"""The relational describer: one DP release of a root table and the tables below it, per person.
 
-The privacy unit is a root row with every child row that references it; neighbouring databases
-differ by one unit added or removed (``add-remove``; ``replace`` is refused). After bounding
-(``synth.relational.bounding``: orphans dropped, at most ``max_children`` children per parent and
-relation), the budget of one accountant is shared by parts (``PartAccountant``), each measured by an
+The privacy unit is a root row with every row that references it, directly or through other rows;
+neighbouring databases differ by one unit added or removed (``add-remove``; ``replace`` is
+refused). After bounding (``synth.relational.bounding``: orphans dropped, at most ``max_children``
+rows per parent row and relation), the budget of one accountant is shared by parts (``PartAccountant``), each measured by an
 existing engine through a curator of its own:
 
 * the **root part** (weight 1): the root's modelled columns and, per child table, its number of
   children per parent (0 .. max_children, a public domain). One unit is one row: every histogram
   has sensitivity 1, as for a single table;
-* one **child part** per child table (weight 1 each): when the profile says ``max_children = "dp"``,
-  first a noisy histogram of children per parent to choose the bound (``synth.relational.degree``,
-  5 % of the part, before any bounding); then one noisy count of the parents that had
-  more children than the bound (5 % of the part; one unit moves it by at most 1), then the child's
-  own columns' domains (when not given) and the engine's measurements over the child rows joined with
-  their parent's columns. A unit owns up to k = max_children rows of this table, so the curator's
-  relation is ``Neighbouring(rows_per_unit=k)``: a histogram's L1 and L2 sensitivities are both k
-  (proof in ``synth.privacy.neighbours``: the k rows fall in at most k cells, each moved by its share
-  of them, and Σ c_j² ≤ (Σ c_j)² ≤ k²), selections' scores scale by k, and a category must clear a
-  threshold a k-row cell would clear with probability δ only.
+* one **part per other table** (weight 1 each; parents before children): when the profile says
+  ``max_children = "dp"``, first a noisy histogram of its rows per kept parent row to choose the
+  bound (``synth.relational.degree``, 5 % of the part, while bounding top down); then one noisy
+  count of the parent rows that had more rows than the bound (5 % of the part); then the table's own
+  columns' domains (when not given) and the engine's measurements over its rows joined with their
+  parent's columns, and with its own children counts when it has children. A unit owns up to
+  k = the product of the bounds from the root down to the table of its rows (k = max_children for
+  a child of the root; a patient's prescriptions, at most 5 per visit and 10 visits, give k = 50),
+  and up to k / max_children of its parent's rows. So the curator's relation is
+  ``Neighbouring(rows_per_unit=k)``: a histogram's L1 and L2 sensitivities are both k (proof in
+  ``synth.privacy.neighbours``: the k rows fall in at most k cells, each moved by its share of them,
+  and Σ c_j² ≤ (Σ c_j)² ≤ k²), selections' scores scale by k, and a category must clear a
+  threshold a k-row cell would clear with probability δ only; the bound's histogram and the
+  over-bound count move by at most the parent's rows per unit.
 
 Parts compose as every charge does: the accountant's rule (ρ adds up under zCDP, ε under pure DP),
-so the whole release is (ε, δ)-DP per person for the budget given. The parent columns a child part
-measures carry domains the root part already released (post-processing: nothing more is spent on
+so the whole release is (ε, δ)-DP per person for the budget given. The parent columns a part
+measures carry domains the parent's part already released (post-processing: nothing more is spent on
 them). Row counts are never published: each table's size is the noisy total of its measurements.
 """
 
@@ -55,8 +59,8 @@ from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT, Progress
 from synth.relational import degree
-from synth.relational.bounding import BoundedDatabase, bound_database, parent_column
-from synth.relational.keys import Structure
+from synth.relational.bounding import BoundChooser, BoundedDatabase, bound_database, parent_column
+from synth.relational.keys import Structure, TableKeys
 from synth.relational.profile import DEFAULT_MAX_CHILDREN, DP_BOUND, RelationalProfile
 from synth.relational.source import Database
 from synth.release.describer import DescribeResult, check_domain_sources, find_schema, measure_table
@@ -66,8 +70,8 @@ from synth.tables.counting import as_table
 ROOT_WEIGHT = 1.0
 CHILD_WEIGHT = 1.0
 OVER_BOUND_SHARE = 0.05  # of a child part: the noisy count of parents cut to the bound
-PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} that references it (add-remove: "
-                "neighbouring databases differ by one such unit)")
+PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} that references it, directly or "
+                "through other rows (add-remove: neighbouring databases differ by one such unit)")
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class TablePart:
     limit: float
     max_children: int | None = None
     bound_source: str | None = None
+    rows_per_unit: int = 1
 
 
 @dataclass(frozen=True)
@@ -112,8 +117,10 @@ class RelationalRelease:
                 "table": part.table, "primary_key": keys.primary_key, "description": files[part.table],
                 "budget_limit": part.limit, "spent": part.description.privacy["spent"],
                 "measurements": len(part.description.measurements),
+                "rows_per_unit": part.rows_per_unit,
                 "sensitivity": "1 (one row per unit)" if part.max_children is None else
-                f"{part.max_children} (histograms, L1 and L2: up to max_children rows per unit)",
+                f"{part.rows_per_unit} (histograms, L1 and L2: up to {part.rows_per_unit} rows per unit, the product "
+                "of the bounds from the root down to this table)",
             }
             if keys.foreign_keys:
                 fk = keys.foreign_keys[0]
@@ -137,11 +144,13 @@ class RelationalRelease:
         }
 
 
-def count_columns_of(bounded: BoundedDatabase, bounds: Mapping[str, int]) -> list[Column | UnmodelledColumn]:
-    """The root's children-count columns, with their public domains 0 .. max_children."""
-    return [column_from_dict({"name": name, "kind": Kind.INTEGER.value, "lower": 0, "upper": bounds[child],
-                              "bins": bounds[child] + 1, "missing": False, "source": "public"})
-            for child, name in bounded.counts.items()]
+def count_columns_of(table: str, structure: Structure, bounded: BoundedDatabase,
+                     bounds: Mapping[str, int]) -> list[Column | UnmodelledColumn]:
+    """``table``'s children-count columns, with their public domains 0 .. max_children."""
+    return [column_from_dict({"name": bounded.counts[child.name], "kind": Kind.INTEGER.value, "lower": 0,
+                              "upper": bounds[child.name], "bins": bounds[child.name] + 1, "missing": False,
+                              "source": "public"})
+            for child in structure.children_of(table)]
 
 
 def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str, tuple[int, str]]:
@@ -154,23 +163,22 @@ def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str
     return bounds
 
 
-def _dp_bounds(database: Database, structure: Structure, profile: RelationalProfile, parts: Mapping[str, Accountant],
-               noise: NoiseSource, progress: Progress) -> dict[str, tuple[int, str]]:
-    """The bounds the profile asks to choose under DP, each from its child's part (``synth.relational.degree``)."""
-    chosen: dict[str, tuple[int, str]] = {}
-    wanted = [t.name for t in structure.children if profile.max_children.get(t.name) == DP_BOUND]
-    if not wanted:
-        return chosen
-    cap = {name: degree.EDGES[-1] for name in (t.name for t in structure.children)}
-    unbounded = bound_database(database.frames, structure, cap, np.random.default_rng(0))  # counts only: no order used
-    for name in wanted:
-        progress.message(f"choosing max_children of {name!r} under DP")
-        part = parts[name]
-        degrees = unbounded.root_with_counts[unbounded.counts[name]].to_numpy()
+def _dp_chooser(profile: RelationalProfile, parts: Mapping[str, Accountant], noise: NoiseSource,
+                chosen: dict[str, tuple[int, str]], progress: Progress) -> BoundChooser:
+    """Chooses, while bounding, each bound the profile leaves to DP, from the child's part
+    (``synth.relational.degree``): one unit owns up to its parent table's rows per unit of the parent
+    rows counted, so the histogram's sensitivity is that."""
+    def choose(table: TableKeys, degrees: np.ndarray, parent_rows_per_unit: int) -> int:
+        if profile.max_children.get(table.name) != DP_BOUND:
+            raise ProfileError(f"no bound for table {table.name!r}")  # the public bounds are all given beforehand
+        progress.message(f"choosing max_children of {table.name!r} under DP")
+        part = parts[table.name]
         budget = part.notion.unit_of(part.remaining()) * degree.SHARE
-        chosen[name] = (degree.dp_bound(degrees, CountRelease(part, noise, Neighbouring()), budget, name,
-                                        structure.root.name), "dp")
-    return chosen
+        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, parent_rows_per_unit))
+        bound = degree.dp_bound(degrees, counts, budget, table.name, table.foreign_keys[0].parent)
+        chosen[table.name] = (bound, "dp")
+        return bound
+    return choose
 
 
 def _check_profile(profile: Profile, table: str) -> None:
@@ -218,9 +226,10 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     parts = {t.name: PartAccountant(accountant, limit) for t, limit in zip(structure.tables, limits, strict=True)}
     notes: list[str] = []
     try:
-        bounds = {**_public_bounds(profile, structure), **_dp_bounds(database, structure, profile, parts, noise, progress)}
+        bounds = _public_bounds(profile, structure)
         rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
-        bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng)
+        bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng,
+                                 _dp_chooser(profile, parts, noise, bounds, progress))
         _private_notes(bounded, structure, report_to)
         released, over_bound = _measure_parts(bounded, bounds, profile, structure, parts, noise, deltas, progress,
                                               notes, report_to)
@@ -232,7 +241,8 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
         for line in notes:
             print(f"note: {line}", file=report_to)
         for name, found in over_bound.items():
-            print(f"note: about {max(found['noisy'], 0):.0f} (noise deviation {found['std']:.1f}) {structure.root.name} "
+            parent = structure.parent(structure.table(name)).name
+            print(f"note: about {max(found['noisy'], 0):.0f} (noise deviation {found['std']:.1f}) {parent} "
                   f"rows had more than {bounds[name][0]} {name} rows ({bounds[name][1]} bound); "
                   "the rest were dropped before measuring. Raise max_children in the profile if that is many.",
                   file=report_to)
@@ -249,38 +259,50 @@ def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: Te
     for child in bounded.children:
         if child.orphans:
             print(f"note (private, not released): {child.orphans} {child.name} row(s) reference no "
-                  f"{structure.root.name} row (orphans) and were dropped.", file=report_to)
+                  f"{child.parent} row (orphans) and were dropped.", file=report_to)
+        if child.cut_with_parent:
+            print(f"note (private, not released): {child.cut_with_parent} {child.name} row(s) were dropped with their "
+                  f"{child.parent} row, which was beyond its own bound.", file=report_to)
+        if child.repeated_keys:
+            print(f"note (private, not released): {child.repeated_keys} {child.name} row(s) with a missing or repeated "
+                  "primary key were dropped, with the rows that reference them.", file=report_to)
 
 
 def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]], profile: RelationalProfile,
                    structure: Structure, parts: Mapping[str, PartAccountant], noise: NoiseSource,
                    deltas: Sequence[float], progress: Progress, notes: list[str],
                    report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
-    """The root part, then each child part, each on its share of the budget (``parts``)."""
-    root_part = parts[structure.root.name]
-    progress.message(f"measuring the root table {structure.root.name!r} with its children counts")
-    root_counts = count_columns_of(bounded, {c: b for c, (b, _) in bounds.items()})
-    root_profile = profile.table_profile(structure.root.name)
-    root_result = _describe_part(bounded.root, bounded.root_with_counts, root_counts, root_profile,
+    """The root part, then each other table's part (parents first), each on its share of the budget."""
+    limits = {name: b for name, (b, _) in bounds.items()}
+    root = structure.root.name
+    root_part = parts[root]
+    progress.message(f"measuring the root table {root!r} with its children counts")
+    root_result = _describe_part(bounded.root, bounded.root_with_counts,
+                                 count_columns_of(root, structure, bounded, limits), profile.table_profile(root),
                                  CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
-    root_columns = root_result.description.schema.columns  # the children counts first, then the found columns
     _encoding_notes(root_result, report_to)
-    released = [TablePart(structure.root.name, root_result.description, root_part.limit)]
-    parent_given = [replace(c, name=parent_column(structure.root.name, c.name)) for c in root_columns]
+    released = [TablePart(root, root_result.description, root_part.limit)]
+    own_columns = {root: list(root_result.description.schema.columns)}  # a table's own columns and its counts
     over_bound: dict[str, dict[str, float]] = {}
     for child, delta in zip(bounded.children, deltas[1:], strict=True):
         part = parts[child.name]
-        progress.message(f"measuring the child table {child.name!r} with its parents' columns "
-                         f"(at most {child.max_children} rows per parent)")
-        over = CountRelease(part, noise, Neighbouring()).release(
+        parent_units = child.rows_per_unit // child.max_children
+        progress.message(f"measuring the table {child.name!r} with its {child.parent} rows' columns "
+                         f"(at most {child.max_children} rows per {child.parent} row, {child.rows_per_unit} per person)")
+        over = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, parent_units)).release(
             np.array([int(child.over.sum())]), part.limit * OVER_BOUND_SHARE,
-            query=f"count of {structure.root.name} rows with more than {child.max_children} {child.name} rows")
+            query=f"count of {child.parent} rows with more than {child.max_children} {child.name} rows")
         over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
-        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.max_children))
-        result = _describe_part(child.own, child.joined, parent_given, profile.table_profile(child.name), counts,
+        counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.rows_per_unit))
+        given = [*(replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]),
+                 *count_columns_of(child.name, structure, bounded, limits)]
+        result = _describe_part(child.own, child.joined, given, profile.table_profile(child.name), counts,
                                 delta, progress, notes)
         _encoding_notes(result, report_to)
-        released.append(TablePart(child.name, result.description, part.limit, child.max_children, bounds[child.name][1]))
+        inherited = {c.name for c in given} - {c.name for c in count_columns_of(child.name, structure, bounded, limits)}
+        own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
+        released.append(TablePart(child.name, result.description, part.limit, child.max_children,
+                                  bounds[child.name][1], child.rows_per_unit))
     return released, over_bound
 
 

@@ -7,7 +7,7 @@ output: ``relational.json``, each table's Description and the synthetic database
   discretisation drafted from the original and on the release's own schema;
 * **referential integrity**: the share of synthetic child rows whose foreign key names an existing
   synthetic parent, and whether every synthetic primary key is unique;
-* **children per parent**: the distribution of each root row's number of children (0 included), in
+* **children per parent**: the distribution of each parent row's number of children (0 included), in
   the public buckets ``DEGREE_EDGES``, original against synthetic (TVD), and jointly with each parent
   column (the mean TVD of the 2-way marginals parent column × bucket);
 * **marginals across the relation**: each 2-way marginal (parent column × child column) over the
@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ def degree_buckets() -> list[str]:
 
 
 def degree_histogram(degrees: np.ndarray) -> np.ndarray:
-    """Shares of root rows per degree bucket."""
+    """Shares of parent rows per degree bucket."""
     bucket = np.searchsorted(np.array(DEGREE_EDGES), np.asarray(degrees, dtype=np.int64), side="right") - 1
     counts = np.bincount(bucket, minlength=len(DEGREE_EDGES)).astype(float)
     return counts / max(counts.sum(), 1.0)
@@ -84,18 +84,22 @@ class ReleaseFiles:
     def root(self) -> TableKeys:
         return self.structure.root
 
-    def own_columns(self, table: str) -> list[str]:
-        """The modelled columns of ``table`` itself (a child part's schema also holds its parent's)."""
+    def modelled(self, table: str) -> list[str]:
+        """The columns of ``table``'s part that are its own (its children counts included; a part's
+        schema also holds its parent's columns, named ``PARENT.COLUMN``)."""
         names = self.descriptions[table].schema.names
-        if table == self.root.name:
-            counts = {t["count_column"] for t in self.record["tables"] if "count_column" in t}
-            return [n for n in names if n not in counts]
-        inherited = {parent_column(self.root.name, n) for n in self.descriptions[self.root.name].schema.names}
+        keys = self.structure.table(table)
+        if not keys.foreign_keys:
+            return list(names)
+        parent = keys.foreign_keys[0].parent
+        inherited = {parent_column(parent, n) for n in self.modelled(parent)}
         return [n for n in names if n not in inherited]
 
-    def parent_columns(self) -> list[str]:
-        """The root's own modelled columns (children counts left out)."""
-        return self.own_columns(self.root.name)
+    def own_columns(self, table: str) -> list[str]:
+        """The modelled columns of ``table`` itself: its part's own columns without its children counts."""
+        counts = {t["count_column"] for t in self.record["tables"]
+                  if t.get("references", "").split(".")[0] == table and "count_column" in t}
+        return [n for n in self.modelled(table) if n not in counts]
 
 
 def load_release(folder: str | os.PathLike[str]) -> ReleaseFiles:
@@ -130,6 +134,7 @@ class Degrees:
     naive release, their TVDs, and the mean TVD of parent column × bucket (``joint_*``)."""
 
     child: str
+    parent: str
     original: np.ndarray
     synthetic: np.ndarray
     naive: np.ndarray
@@ -158,6 +163,7 @@ class CrossRelation:
     """The 2-way marginals parent column × child column over the join, for one child table."""
 
     child: str
+    parent: str
     pairs: tuple[tuple[str, str], ...]
     tvds: np.ndarray
     naive_tvds: np.ndarray
@@ -219,11 +225,11 @@ class DatabaseEvaluation:
             out.append(f"{table}: {original:,} original rows, {synthetic:,} synthetic{shown}")
         for child in self.degrees:
             d, x, i = self.degrees[child], self.cross[child], self.integrity[child]
-            out.append(f"{child} per {self.root}: TVD {d.tvd:.4f} (naive {d.naive_tvd:.4f}); mean "
+            out.append(f"{child} per {d.parent}: TVD {d.tvd:.4f} (naive {d.naive_tvd:.4f}); mean "
                        f"{d.original_mean:.2f} original, {d.synthetic_mean:.2f} synthetic")
             cross = x.to_dict()
             if cross["mean_tvd"] is not None:
-                out.append(f"{self.root} × {child} 2-way marginals over the join: mean TVD {cross['mean_tvd']:.4f} "
+                out.append(f"{d.parent} × {child} 2-way marginals over the join: mean TVD {cross['mean_tvd']:.4f} "
                            f"(naive {cross['naive_mean_tvd']:.4f}, {len(x.pairs)} pairs)")
             out.append(f"{child} referential integrity: {i.share:.2%} of {i.rows:,} rows"
                        + ("" if i.unique_keys else "; primary keys NOT unique"))
@@ -234,20 +240,20 @@ def _without_keys(frame: pd.DataFrame, keys: TableKeys) -> pd.DataFrame:
     return frame.drop(columns=[c for c in keys.key_columns if c in frame.columns])
 
 
-def _degrees(root: pd.DataFrame, root_key: str, child: pd.DataFrame, foreign_key: str) -> np.ndarray:
-    """Each root row's number of child rows (0 where none; rows naming no root row are not counted)."""
+def _degrees(parent: pd.DataFrame, parent_key: str, child: pd.DataFrame, foreign_key: str) -> np.ndarray:
+    """Each parent row's number of child rows (0 where none; rows naming no parent row are not counted)."""
     per_key = child[foreign_key].dropna().value_counts()
-    return root[root_key].map(per_key).fillna(0).to_numpy(dtype=np.int64)
+    return parent[parent_key].map(per_key).fillna(0).to_numpy(dtype=np.int64)
 
 
-def _joined(root: pd.DataFrame, root_keys: TableKeys, child: pd.DataFrame, fk: ForeignKey,
+def _joined(parent: pd.DataFrame, parent_keys: TableKeys, child: pd.DataFrame, fk: ForeignKey,
             parent_names: Sequence[str]) -> pd.DataFrame:
-    """Child rows with their parent's columns (``ROOT.COLUMN``); rows naming no parent are left out."""
-    parents = root[[root_keys.primary_key, *parent_names]]
-    parents = parents[parents[root_keys.primary_key].notna()].drop_duplicates(subset=[root_keys.primary_key], keep=False)
-    parents = parents.rename(columns={n: parent_column(root_keys.name, n) for n in parent_names})
-    return child.merge(parents, how="inner", left_on=fk.column, right_on=root_keys.primary_key,
-                       suffixes=("", "__parent"))
+    """Child rows with their parent's columns (``PARENT.COLUMN``); rows naming no parent are left out."""
+    key = parent_keys.primary_key
+    parents = parent[[key, *parent_names]]
+    parents = parents[parents[key].notna()].drop_duplicates(subset=[key], keep=False)
+    parents = parents.rename(columns={n: parent_column(parent_keys.name, n) for n in parent_names})
+    return child.merge(parents, how="inner", left_on=fk.column, right_on=key, suffixes=("", "__parent"))
 
 
 def _pair_tvds(schema: Schema, pairs: Sequence[tuple[str, str]], original: pd.DataFrame,
@@ -263,17 +269,18 @@ def _pair_tvds(schema: Schema, pairs: Sequence[tuple[str, str]], original: pd.Da
     return tvds(a, b, coded.sizes, positions)
 
 
-def _naive_links(synthetic_root: pd.DataFrame, root_key: str, child: pd.DataFrame, foreign_key: str,
+def _naive_links(synthetic_parent: pd.DataFrame, parent_key: str, child: pd.DataFrame, foreign_key: str,
                  rng: np.random.Generator) -> pd.DataFrame:
     """The child table with each row's parent drawn uniformly from the synthetic parents."""
     naive = child.copy()
-    keys = synthetic_root[root_key].to_numpy()
+    keys = synthetic_parent[parent_key].to_numpy()
     naive[foreign_key] = keys[rng.integers(0, len(keys), len(child))] if len(keys) else pd.NA
     return naive
 
 
 class _Comparison:
-    """The original and synthetic databases of one release, read once, with what both scores share."""
+    """The original database and a release, with what both scores share: which pairs cross each
+    relation, and the original's join."""
 
     def __init__(self, original: Database, release: ReleaseFiles) -> None:
         missing = [t.name for t in release.structure.tables if t.name not in original.frames]
@@ -281,20 +288,24 @@ class _Comparison:
             raise RelationalError(f"the original database lacks table(s) {missing} that the release holds; pass the "
                                   "database the release was made from.")
         self.original, self.release = original, release
-        self.root = release.root
-        self.parent_names = release.parent_columns()
 
-    def pairs(self, child: str) -> list[tuple[str, str]]:
-        own = self.release.own_columns(child)
-        return [(parent_column(self.root.name, p), c) for p in self.parent_names for c in own]
+    def parent(self, child: TableKeys) -> TableKeys:
+        return self.release.structure.parent(child)
 
-    def joined_original(self, child: TableKeys) -> pd.DataFrame:
-        return _joined(self.original.frames[self.root.name], self.root, self.original.frames[child.name],
-                       child.foreign_keys[0], self.parent_names)
+    def pairs(self, child: TableKeys) -> list[tuple[str, str]]:
+        parent = self.parent(child).name
+        own = self.release.own_columns(child.name)
+        return [(parent_column(parent, p), c) for p in self.release.own_columns(parent) for c in own]
+
+    def joined(self, frames: Mapping[str, pd.DataFrame], child: TableKeys, child_frame: pd.DataFrame) -> pd.DataFrame:
+        parent = self.parent(child)
+        return _joined(frames[parent.name], parent, child_frame, child.foreign_keys[0],
+                       self.release.own_columns(parent.name))
 
     def cross_tvds(self, child: TableKeys, synthetic_joined: pd.DataFrame) -> np.ndarray:
         schema = self.release.descriptions[child.name].schema
-        return _pair_tvds(schema, self.pairs(child.name), self.joined_original(child), synthetic_joined)
+        original = self.joined(self.original.frames, child, self.original.frames[child.name])
+        return _pair_tvds(schema, self.pairs(child), original, synthetic_joined)
 
 
 def cross_relation_tvd(original: str | os.PathLike[str], release: str | os.PathLike[str], child: str,
@@ -334,30 +345,28 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
                                      schema, schema.missing_markers, seed=seed, progress=progress)
         rows[keys.name] = (len(source[keys.name]), len(synthetic[keys.name]))
     degrees, cross, integrity = {}, {}, {}
-    root_schema = files.descriptions[root.name].schema.select(comparison.parent_names)
-    root_codes = {which: root_schema.encode(frames[root.name])[0] for which, frames in
-                  (("original", source), ("synthetic", synthetic))}
     for child in files.structure.children:
-        fk = child.foreign_keys[0]
-        progress.message(f"comparing {child.name} rows per {root.name} row and the marginals across the relation")
-        naive_child = _naive_links(synthetic[root.name], root.primary_key or "", synthetic[child.name], fk.column, rng)
-        found = {which: _degrees(frames[root.name], root.primary_key or "", child_frame, fk.column)
+        parent = comparison.parent(child)
+        fk, key = child.foreign_keys[0], parent.primary_key or ""
+        progress.message(f"comparing {child.name} rows per {parent.name} row and the marginals across the relation")
+        naive_child = _naive_links(synthetic[parent.name], key, synthetic[child.name], fk.column, rng)
+        found = {which: _degrees(frames[parent.name], key, child_frame, fk.column)
                  for which, frames, child_frame in (("original", source, source[child.name]),
                                                     ("synthetic", synthetic, synthetic[child.name]),
                                                     ("naive", synthetic, naive_child))}
-        joint = {which: _joint_degree_tvd(root_codes["original"], found["original"],
-                                          root_codes["synthetic"], found[which], root_schema.sizes)
-                 for which in ("synthetic", "naive")}
-        degrees[child.name] = Degrees(child.name, degree_histogram(found["original"]),
+        parent_schema = files.descriptions[parent.name].schema.select(files.own_columns(parent.name))
+        codes = {which: parent_schema.encode(frames[parent.name])[0] for which, frames in
+                 (("original", source), ("synthetic", synthetic))}
+        joint = {which: _joint_degree_tvd(codes["original"], found["original"], codes["synthetic"], found[which],
+                                          parent_schema.sizes) for which in ("synthetic", "naive")}
+        degrees[child.name] = Degrees(child.name, parent.name, degree_histogram(found["original"]),
                                       degree_histogram(found["synthetic"]), degree_histogram(found["naive"]),
                                       joint["synthetic"], joint["naive"], float(found["original"].mean()),
                                       float(found["synthetic"].mean()))
-        joined = {which: _joined(synthetic[root.name], root, frame, fk, comparison.parent_names)
-                  for which, frame in (("synthetic", synthetic[child.name]), ("naive", naive_child))}
-        cross[child.name] = CrossRelation(child.name, tuple(comparison.pairs(child.name)),
-                                          comparison.cross_tvds(child, joined["synthetic"]),
-                                          comparison.cross_tvds(child, joined["naive"]))
-        integrity[child.name] = _integrity(synthetic[root.name], root, synthetic[child.name], child)
+        cross[child.name] = CrossRelation(child.name, parent.name, tuple(comparison.pairs(child)),
+                                          comparison.cross_tvds(child, comparison.joined(synthetic, child, synthetic[child.name])),
+                                          comparison.cross_tvds(child, comparison.joined(synthetic, child, naive_child)))
+        integrity[child.name] = _integrity(synthetic[parent.name], parent, synthetic[child.name], child)
     guarantee = {k: files.record.get(k) for k in ("privacy_unit", "neighbouring", "budget", "spent")}
     guarantee["bounds"] = {t["table"]: {"max_children": t.get("max_children"), "source": t.get("max_children_source")}
                            for t in files.record["tables"] if t.get("foreign_key")}
@@ -366,7 +375,7 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
 
 def _joint_degree_tvd(original_codes: np.ndarray, original_degrees: np.ndarray, synthetic_codes: np.ndarray,
                       synthetic_degrees: np.ndarray, sizes: Sequence[int]) -> float:
-    """Mean TVD of the 2-way marginals (parent column × degree bucket) over the root rows."""
+    """Mean TVD of the 2-way marginals (parent column × degree bucket) over the parent rows."""
     if not len(sizes):
         return float("nan")
     buckets = len(DEGREE_EDGES)
@@ -382,11 +391,11 @@ def _joint_degree_tvd(original_codes: np.ndarray, original_degrees: np.ndarray, 
     return float(values.mean())
 
 
-def _integrity(root_frame: pd.DataFrame, root: TableKeys, child_frame: pd.DataFrame, child: TableKeys) -> Integrity:
+def _integrity(parent_frame: pd.DataFrame, parent: TableKeys, child_frame: pd.DataFrame, child: TableKeys) -> Integrity:
     fk = child.foreign_keys[0]
-    parents = set(root_frame[root.primary_key].dropna().tolist()) if root.primary_key else set()
+    parents = set(parent_frame[parent.primary_key].dropna().tolist()) if parent.primary_key else set()
     linked = int(child_frame[fk.column].isin(parents).sum())
-    unique = bool(root_frame[root.primary_key].is_unique) if root.primary_key else True
+    unique = bool(parent_frame[parent.primary_key].is_unique) if parent.primary_key else True
     if child.primary_key:
         unique = unique and bool(child_frame[child.primary_key].is_unique)
     return Integrity(child.name, len(child_frame), linked, unique)

@@ -1,10 +1,11 @@
 """The keys of a database and the structure they give a release: one root table, its child tables.
 
 ``TableKeys`` is what a schema (or a profile) declares for one table: its primary key and its
-foreign keys. ``Structure`` checks that the declarations make a release synth supports today (one
-root table with a primary key; each other table a child with one foreign key to the root's primary
-key) and says, in the error, what is not supported yet (a grandchild, two foreign keys, several
-roots). Keys are schema metadata: public. Nothing here reads a row.
+foreign keys. ``Structure`` checks that the declarations make a release synth supports today (a
+tree: one root table with a primary key; every other table with one foreign key to the primary key
+of the root or of another table that leads to it, at any depth) and says, in the error, what is not
+supported yet (two foreign keys, several roots). Keys are schema metadata: public. Nothing here
+reads a row.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def keys_toml(tables: Sequence[str], columns: Mapping[str, Sequence[str]]) -> st
 
 @dataclass(frozen=True)
 class Structure:
-    """A checked two-level structure: the root table and its children (each with its foreign key)."""
+    """A checked tree of tables: the root, and every other table (``children``, each listed after the
+    table it references, so a walk in this order meets a parent before its children). Each non-root
+    table has one foreign key to its parent's primary key; the parent is the root or another table."""
 
     root: TableKeys
     children: tuple[TableKeys, ...]
@@ -63,6 +66,25 @@ class Structure:
     @property
     def tables(self) -> tuple[TableKeys, ...]:
         return (self.root, *self.children)
+
+    def table(self, name: str) -> TableKeys:
+        return next(t for t in self.tables if t.name == name)
+
+    def parent(self, table: TableKeys) -> TableKeys:
+        """The table ``table``'s foreign key references."""
+        return self.table(table.foreign_keys[0].parent)
+
+    def children_of(self, name: str) -> tuple[TableKeys, ...]:
+        """The tables whose foreign key references ``name``."""
+        return tuple(t for t in self.children if t.foreign_keys[0].parent == name)
+
+    def path(self, table: TableKeys) -> tuple[TableKeys, ...]:
+        """The tables from the root's first child down to ``table`` (empty for the root)."""
+        out: list[TableKeys] = []
+        while table.foreign_keys:
+            out.insert(0, table)
+            table = self.parent(table)
+        return tuple(out)
 
     @classmethod
     def of(cls, declared: Sequence[TableKeys], columns: Mapping[str, Sequence[str]]) -> Structure:
@@ -94,25 +116,30 @@ class Structure:
         if not root.primary_key:
             raise RelationalError(f"the root table {root.name!r} declares no primary key; declare one "
                                   f"(primary_key = \"...\" under [tables.{root.name}] in a profile).")
-        children = []
+        by_name = {t.name: t for t in declared}
         for table in declared:
             if table is root:
                 continue
             if len(table.foreign_keys) > 1:
                 raise RelationalError(
-                    f"table {table.name!r} has {len(table.foreign_keys)} foreign keys; a child table with more than "
-                    "one parent is not supported yet. Keep one foreign key to the root table in a profile.")
+                    f"table {table.name!r} has {len(table.foreign_keys)} foreign keys; a table with more than one "
+                    "parent is not supported yet. Keep the one foreign key that leads to the person in a profile.")
             fk = table.foreign_keys[0]
-            if fk.parent not in names:
+            parent = by_name.get(fk.parent)
+            if parent is None:
                 raise RelationalError(f"table {table.name!r} references {fk.parent!r}, which is not in the database.")
-            if fk.parent != root.name:
+            if not parent.primary_key or fk.parent_column != parent.primary_key:
                 raise RelationalError(
-                    f"table {table.name!r} references {fk.parent!r}, which is itself a child table: grandchild tables "
-                    f"(more than two levels) are not supported yet. Release {table.name!r} separately, or link it to "
-                    f"the root {root.name!r} in a profile.")
-            if fk.parent_column != root.primary_key:
-                raise RelationalError(
-                    f"table {table.name!r}'s foreign key {fk.column!r} references {root.name}.{fk.parent_column}, "
-                    f"which is not the root's primary key ({root.primary_key!r}); reference the primary key.")
-            children.append(table)
-        return cls(root, tuple(children))
+                    f"table {table.name!r}'s foreign key {fk.column!r} references {fk.parent}.{fk.parent_column}, "
+                    f"which is not {fk.parent!r}'s primary key ({parent.primary_key!r}); reference the primary key "
+                    f"(and declare one for {fk.parent!r}).")
+        ordered, level = [], [root]
+        while level:  # parents before children, level by level from the root
+            level = [t for parent in level for t in declared if t.foreign_keys and t.foreign_keys[0].parent == parent.name]
+            ordered += level
+        unreached = [t.name for t in declared if t is not root and t not in ordered]
+        if unreached:
+            raise RelationalError(
+                f"table(s) {unreached} do not lead to the root table {root.name!r} through their foreign keys (their "
+                "keys form a cycle). Each table must reference the root or a table that leads to it.")
+        return cls(root, tuple(ordered))

@@ -66,8 +66,9 @@ def guarantee(release: RelationalRelease, seeded: bool) -> str:
         return ("This release was made with seeded (reproducible) noise for tests and benchmarks: it carries NO "
                 "privacy guarantee and must not be shared.")
     spent = release.spent
-    bounds = ", ".join(f"{p.table}: at most {p.max_children} rows per {release.structure.root.name} row"
-                       for p in release.parts if p.max_children is not None)
+    structure = release.structure
+    bounds = ", ".join(f"{p.table}: at most {p.max_children} rows per {structure.parent(structure.table(p.table)).name} "
+                       f"row ({p.rows_per_unit} per person)" for p in release.parts if p.max_children is not None)
     text = (f"({spent['epsilon']:.6g}, {spent['delta']:.3g})-differential privacy per person: one row of "
             f"{release.structure.root.name!r} with every row that references it can be added or removed and every "
             f"released file changes in distribution by at most that. Each person's rows were bounded before "

@@ -21,7 +21,7 @@ from synth.relational.evaluation import DatabaseEvaluation, Degrees, degree_buck
 PAIRS_SHOWN = 40  # the worst pairs of a child table's cross-relation marginals
 
 
-def _degree_figure(degrees: Degrees, root: str) -> bytes:
+def _degree_figure(degrees: Degrees) -> bytes:
     plotting = figures_module("synth.pages.plotting", "write the evaluation as JSON (--json) instead")
     from matplotlib.figure import Figure
 
@@ -35,8 +35,8 @@ def _degree_figure(degrees: Degrees, root: str) -> bytes:
                                          (0.27, degrees.naive, "#999999", "naive (random links)")):
         axes.bar(x + offset, values[held], width=0.27, color=colour, label=name)
     axes.set_xticks(x, labels, rotation=60, fontsize=8)
-    axes.set_xlabel(f"{degrees.child} rows per {root} row")
-    axes.set_ylabel(f"share of {root} rows")
+    axes.set_xlabel(f"{degrees.child} rows per {degrees.parent} row")
+    axes.set_ylabel(f"share of {degrees.parent} rows")
     axes.legend(fontsize=8)
     return plotting.png(figure)
 
@@ -54,7 +54,7 @@ def _guarantee(release: dict[str, Any]) -> str:
 
 def _child_section(evaluation: DatabaseEvaluation, child: str) -> str:
     degrees, cross, integrity = evaluation.degrees[child], evaluation.cross[child], evaluation.integrity[child]
-    root = evaluation.root
+    root = degrees.parent
     labels = degree_buckets()
     held = np.nonzero((degrees.original + degrees.synthetic + degrees.naive) > 0)[0]
     degree_table = table(["bucket", "original", "synthetic", "naive"],
@@ -75,7 +75,7 @@ def _child_section(evaluation: DatabaseEvaluation, child: str) -> str:
          f"{number(summary['mean_tvd'])} (naive {number(summary['naive_mean_tvd'])})"),
     ])
     return (f"<h2>{escape(child)}</h2>\n{headline}\n<h3>{escape(child)} rows per {escape(root)} row</h3>\n"
-            + image(_degree_figure(degrees, root), "figure", f"{child} per {root}") + degree_table
+            + image(_degree_figure(degrees), "figure", f"{child} per {root}") + degree_table
             + f"<h3>{escape(root)} column × {escape(child)} column, over the join{escape(worst)}</h3>\n"
             + table([f"{root} column", f"{child} column", "TVD", "naive TVD"], pair_rows, frozenset({2, 3})))
 
@@ -95,7 +95,7 @@ def _tables_section(evaluation: DatabaseEvaluation) -> str:
 
 def database_report_html(evaluation: DatabaseEvaluation) -> str:
     """The whole page."""
-    body = (f"<h1>Evaluation of a relational release: {escape(evaluation.root)} and its child tables</h1>\n"
+    body = (f"<h1>Evaluation of a relational release: {escape(evaluation.root)} and the tables below it</h1>\n"
             + banner("Not a DP output: this page was computed from the original database. Keep it with the data owner.",
                      warning=True)
             + "<p>The naive release is the same synthetic tables with each child row linked to a synthetic parent "
