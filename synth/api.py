@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
@@ -279,9 +279,8 @@ def relational_profile(profile: ProfileLike = None, *, epsilon: float | None = N
     overrides: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "engine": engine, "seed": seed}
     if isinstance(profile, (str, os.PathLike)) and is_relational_profile(profile):
         loaded = load_relational_profile(profile)
-        return RelationalProfile(loaded.base.with_overrides(**overrides),
-                                 {n: p.with_overrides(**overrides) for n, p in loaded.tables.items()},
-                                 loaded.keys, loaded.max_children)
+        return replace(loaded, base=loaded.base.with_overrides(**overrides),
+                       tables={n: p.with_overrides(**overrides) for n, p in loaded.tables.items()})
     base = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, seed=seed)
     if base.lists_columns:
         raise ProfileError("this profile lists [columns] of one table, but the data is a database: list each table's "

@@ -161,3 +161,40 @@ def test_parts_of_a_zcdp_budget_can_each_be_spent_in_full_and_add_up_to_the_whol
         parts[0].charge(Cost(rho=1e-12), mechanism="gaussian", query="more", sensitivity=1, noise_scale=1)
     with pytest.raises(BudgetError, match="basic composition"):
         PartAccountant(Accountant(Budget(1.0, 1e-6), Notion.APPROX, composition="advanced"), 0.5)
+
+
+def test_a_parents_count_of_children_is_kept_up_to_max_count_while_only_max_children_rows_are_measured() -> None:
+    frames = hospital(300, rate_m=8.0)
+    bounded = bound_database(frames, _structure(frames), {"visits": 2}, np.random.default_rng(0), count_caps={"visits": 12})
+    child = bounded.children[0]
+    per_parent = frames["visits"]["patient_id"].value_counts()
+    truth = frames["patients"]["patient_id"].map(per_parent).fillna(0).clip(upper=12).to_numpy()
+    assert (bounded.root_with_counts["visits_count"].to_numpy() == truth).all()  # the count is the parent's own
+    assert child.count_cap == 12 and child.rows_per_unit == 2  # the sensitivity follows max_children only
+    assert len(child.own) == int(np.minimum(truth, 2).sum())
+
+
+def test_a_large_count_cap_is_coded_in_public_buckets_and_a_small_one_count_by_count() -> None:
+    from synth.relational.describer import count_column_domain
+
+    small, large = count_column_domain("n", 8), count_column_domain("n", 1000)
+    assert small.size == 9 and list(small.edges) == list(range(10))  # a panel of 8 keeps its 8
+    assert list(large.edges[:10]) == [0, 1, 2, 3, 4, 5, 7, 9, 13, 17] and large.edges[-1] == 1001
+    assert large.size == 19
+
+
+def test_max_count_is_public_at_least_max_children_and_only_for_a_child(tmp_path) -> None:
+    base = write_profile(tmp_path / "p.toml").read_text(encoding="utf-8")
+    cases = {"max_count = 3\n": "below max_children", "max_count = 0\n": "at least 1", 'max_count = "dp"\n': "whole number"}
+    for line, message in cases.items():
+        path = tmp_path / "bad.toml"
+        path.write_text(base.replace("max_children = 5\n", "max_children = 5\n" + line), encoding="utf-8")
+        with pytest.raises(ProfileError, match=message):
+            load_relational_profile(path)
+    path = tmp_path / "root.toml"
+    path.write_text(base.replace('primary_key = "patient_id"\n', 'primary_key = "patient_id"\nmax_count = 9\n', 1),
+                    encoding="utf-8")
+    with pytest.raises(ProfileError, match="apply to a child table"):
+        load_relational_profile(path)
+    path.write_text(base.replace("max_children = 5\n", "max_children = 5\nmax_count = 40\n"), encoding="utf-8")
+    assert load_relational_profile(path).max_count == {"visits": 40}

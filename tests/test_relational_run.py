@@ -181,3 +181,23 @@ categories = ["x", "y"]
     record = json.loads((out / "relational.json").read_text(encoding="utf-8"))
     assert [t["table"] for t in record["tables"]] == ["patients", "visits", "prescriptions"]
     assert sum(t["budget_limit"] for t in record["tables"]) <= record["budget"]["rho"]
+
+
+def test_with_max_count_a_parent_is_generated_with_all_its_children_though_few_were_measured(tmp_path) -> None:
+    """Men have about 8 visits; only 2 per patient are measured (sensitivity 2), but the count of
+    visits, a patient's own attribute, is kept up to 20: the synthetic men have about 8 again."""
+    original = hospital(3000, seed=6, rate_f=1.0, rate_m=8.0)
+    data = write_sqlite(original, tmp_path / "hospital.sqlite")
+    profile = write_profile(tmp_path / "p.toml", epsilon=20.0, max_children=2)
+    profile.write_text(profile.read_text(encoding="utf-8").replace("max_children = 2\n", "max_children = 2\nmax_count = 20\n"),
+                       encoding="utf-8")
+    result = api.run_database(data, tmp_path / "release", profile, report_to=None)
+    assert result.release.part("visits").rows_per_unit == 2 and result.release.part("visits").count_cap == 20
+    synthetic = read_sqlite(tmp_path / "release" / "synthetic.sqlite")
+    means = []
+    for tables in (original, synthetic):
+        degree = tables["visits"].groupby("patient_id").size()
+        per = tables["patients"].set_index("patient_id").assign(visits=degree).fillna({"visits": 0})
+        means.append(per.groupby("sex")["visits"].mean())
+    assert means[1]["M"] == pytest.approx(means[0]["M"], rel=0.1) and means[0]["M"] > 7
+    assert means[1]["F"] == pytest.approx(means[0]["F"], abs=0.2)

@@ -19,8 +19,10 @@ down, parents before children (``Structure.children``'s order), before anything 
   of rows each *kept* parent row has, so that one unit moves that histogram by at most its parent
   table's ``rows_per_unit``.
 
-Every table that has children gets, per child table, a column holding its number of kept children
-(0 .. max_children, a public domain). Each kept child row gets its parent's columns (the parent's
+Every table that has children gets, per child table, a column holding its number of children, up
+to a public cap (``count_caps``: the profile's ``max_count``, at least ``max_children``): the
+count is the parent row's own attribute, measured in the parent's part, so it may exceed the rows
+kept for measuring. Each kept child row gets its parent's columns (the parent's
 modelled columns and counts, named ``PARENT.COLUMN``), so that rows are measured jointly with their
 parent's attributes. Key columns are dropped from every measured table: a key is never data.
 Whether a parent row had more children than its bound is kept (per parent row) for one noisy count.
@@ -63,12 +65,13 @@ class BoundedChild:
     parent: str
     max_children: int
     rows_per_unit: int
+    count_cap: int
     own: pd.DataFrame
     joined: pd.DataFrame
     over: np.ndarray
     orphans: int
-    cut_with_parent: int = 0
-    repeated_keys: int = 0
+    cut_with_parent: int
+    repeated_keys: int
 
 
 @dataclass(frozen=True)
@@ -129,17 +132,19 @@ def _kept_rank(at: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max_children: Mapping[str, int],
-                   rng: np.random.Generator, choose: BoundChooser | None = None) -> BoundedDatabase:
+                   rng: np.random.Generator, choose: BoundChooser | None = None,
+                   count_caps: Mapping[str, int] | None = None) -> BoundedDatabase:
     """Drop orphans and rows of repeated keys, keep at most ``max_children[child]`` rows of each child
     table per parent row (in a random order from ``rng``; ``choose`` gives the bounds ``max_children``
-    lacks), top down, and build the tables to measure (module docstring)."""
+    lacks), top down, and build the tables to measure (module docstring). A parent's count of
+    children is kept up to ``count_caps[child]`` (at least the bound; default the bound)."""
     root_keys = structure.root
     root_frame, root_text, repeated = _single_keys(frames[root_keys.name], root_keys)
     root = root_frame.drop(columns=list(root_keys.key_columns)).reset_index(drop=True)
     kept = {root_keys.name: _Kept(pd.Series(np.arange(len(root)), index=root_text.to_numpy()), root.copy(),
                                   frozenset(), 1)}
     counts: dict[str, str] = {}
-    cut: list[tuple[TableKeys, int, pd.DataFrame, np.ndarray, np.ndarray, int, int, int]] = []
+    cut: list[tuple[TableKeys, int, int, pd.DataFrame, np.ndarray, np.ndarray, int, int, int]] = []
     for child_keys in structure.children:
         parent = kept[child_keys.foreign_keys[0].parent]
         has_children = bool(structure.children_of(child_keys.name))
@@ -158,9 +163,10 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
         else:
             raise KeyError(f"no bound for {child_keys.name!r}")
         keep = _kept_rank(at, rng) < bound
+        cap = max(bound, (count_caps or {}).get(child_keys.name, bound))
         name = count_column(child_keys.name, list(parent.with_counts.columns))
         counts[child_keys.name] = name
-        parent.with_counts[name] = np.minimum(every, bound)
+        parent.with_counts[name] = np.minimum(every, cap)
         kept_rows = frame[linked][keep]
         own = kept_rows.drop(columns=list(child_keys.key_columns)).reset_index(drop=True)
         kept_text = own_text[linked][keep]
@@ -168,13 +174,13 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
         kept[child_keys.name] = _Kept(pd.Series(np.arange(len(own)), index=kept_text.to_numpy()), own.copy(),
                                       frozenset(cut_text.dropna()), parent.rows_per_unit * bound)
         orphans = int((~linked).sum()) - with_cut_parent
-        cut.append((child_keys, bound, own, at[keep], every > bound, orphans, with_cut_parent, repeated_here))
+        cut.append((child_keys, bound, cap, own, at[keep], every > bound, orphans, with_cut_parent, repeated_here))
     children = []
-    for keys, bound, own, at, over, orphans, with_cut_parent, repeated_here in cut:
+    for keys, bound, cap, own, at, over, orphans, with_cut_parent, repeated_here in cut:
         parent_name = keys.foreign_keys[0].parent
         parent_part = kept[parent_name].with_counts
         parent_part = parent_part.rename(columns={c: parent_column(parent_name, c) for c in parent_part.columns})
         joined = pd.concat([parent_part.iloc[at].reset_index(drop=True), kept[keys.name].with_counts], axis=1)
-        children.append(BoundedChild(keys.name, parent_name, bound, kept[keys.name].rows_per_unit, own, joined, over,
-                                     orphans, with_cut_parent, repeated_here))
+        children.append(BoundedChild(keys.name, parent_name, bound, kept[keys.name].rows_per_unit, cap, own, joined,
+                                     over, orphans, with_cut_parent, repeated_here))
     return BoundedDatabase(root, kept[root_keys.name].with_counts, counts, tuple(children), repeated)

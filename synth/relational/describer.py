@@ -70,6 +70,8 @@ from synth.tables.counting import as_table
 ROOT_WEIGHT = 1.0
 CHILD_WEIGHT = 1.0
 OVER_BOUND_SHARE = 0.05  # of a child part: the noisy count of parents cut to the bound
+COUNT_BINS_UP_TO = 16  # a children-count column of a cap up to here has one bin per count, else COUNT_CUTS
+COUNT_CUTS = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001, 2001, 5001, 10001)
 PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} that references it, directly or "
                 "through other rows (add-remove: neighbouring databases differ by one such unit)")
 
@@ -86,6 +88,7 @@ class TablePart:
     max_children: int | None = None
     bound_source: str | None = None
     rows_per_unit: int = 1
+    count_cap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ class RelationalRelease:
                 fk = keys.foreign_keys[0]
                 entry.update(foreign_key=fk.column, references=f"{fk.parent}.{fk.parent_column}",
                              max_children=part.max_children, max_children_source=part.bound_source,
+                             max_count=part.count_cap,
                              count_column=self.count_columns[part.table],
                              parents_over_bound=self.over_bound[part.table])
             tables.append(entry)
@@ -144,13 +148,23 @@ class RelationalRelease:
         }
 
 
-def count_columns_of(table: str, structure: Structure, bounded: BoundedDatabase,
-                     bounds: Mapping[str, int]) -> list[Column | UnmodelledColumn]:
-    """``table``'s children-count columns, with their public domains 0 .. max_children."""
-    return [column_from_dict({"name": bounded.counts[child.name], "kind": Kind.INTEGER.value, "lower": 0,
-                              "upper": bounds[child.name], "bins": bounds[child.name] + 1, "missing": False,
-                              "source": "public"})
-            for child in structure.children_of(table)]
+def count_column_domain(name: str, cap: int) -> Column | UnmodelledColumn:
+    """A children-count column: 0 .. ``cap`` (public); one bin per count when ``cap`` is at most
+    ``COUNT_BINS_UP_TO`` (a panel of 8 years keeps its 8), else the public buckets 0, 1, 2, 3, 4,
+    5-6, 7-8, 9-12, ... of ``COUNT_CUTS``, each about 1.5 times the last: a count of 301 or 340
+    matters less than one of 1 or 2, and each bin's noise is paid in every marginal it is part of."""
+    if cap <= COUNT_BINS_UP_TO:
+        return column_from_dict({"name": name, "kind": Kind.INTEGER.value, "lower": 0, "upper": cap,
+                                 "bins": cap + 1, "missing": False, "source": "public"})
+    cuts = [c for c in COUNT_CUTS if c <= cap]
+    return column_from_dict({"name": name, "kind": Kind.INTEGER.value, "lower": 0, "upper": cap, "cuts": cuts,
+                             "missing": False, "source": "public"})
+
+
+def count_columns_of(table: str, structure: Structure, bounded: BoundedDatabase) -> list[Column | UnmodelledColumn]:
+    """``table``'s children-count columns, with their public domains (``count_column_domain``)."""
+    caps = {child.name: child.count_cap for child in bounded.children}
+    return [count_column_domain(bounded.counts[child.name], caps[child.name]) for child in structure.children_of(table)]
 
 
 def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str, tuple[int, str]]:
@@ -229,7 +243,7 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
         bounds = _public_bounds(profile, structure)
         rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
         bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng,
-                                 _dp_chooser(profile, parts, noise, bounds, progress))
+                                 _dp_chooser(profile, parts, noise, bounds, progress), profile.max_count)
         _private_notes(bounded, structure, report_to)
         released, over_bound = _measure_parts(bounded, bounds, profile, structure, parts, noise, deltas, progress,
                                               notes, report_to)
@@ -273,12 +287,11 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
                    deltas: Sequence[float], progress: Progress, notes: list[str],
                    report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
     """The root part, then each other table's part (parents first), each on its share of the budget."""
-    limits = {name: b for name, (b, _) in bounds.items()}
     root = structure.root.name
     root_part = parts[root]
     progress.message(f"measuring the root table {root!r} with its children counts")
     root_result = _describe_part(bounded.root, bounded.root_with_counts,
-                                 count_columns_of(root, structure, bounded, limits), profile.table_profile(root),
+                                 count_columns_of(root, structure, bounded), profile.table_profile(root),
                                  CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
     _encoding_notes(root_result, report_to)
     released = [TablePart(root, root_result.description, root_part.limit)]
@@ -295,14 +308,14 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
         over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.rows_per_unit))
         given = [*(replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]),
-                 *count_columns_of(child.name, structure, bounded, limits)]
+                 *count_columns_of(child.name, structure, bounded)]
         result = _describe_part(child.own, child.joined, given, profile.table_profile(child.name), counts,
                                 delta, progress, notes)
         _encoding_notes(result, report_to)
-        inherited = {c.name for c in given} - {c.name for c in count_columns_of(child.name, structure, bounded, limits)}
+        inherited = {c.name for c in given} - {c.name for c in count_columns_of(child.name, structure, bounded)}
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
         released.append(TablePart(child.name, result.description, part.limit, child.max_children,
-                                  bounds[child.name][1], child.rows_per_unit))
+                                  bounds[child.name][1], child.rows_per_unit, child.count_cap))
     return released, over_bound
 
 

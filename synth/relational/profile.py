@@ -20,12 +20,17 @@ and one ``[tables.NAME]`` per table::
     foreign_key = "patient_id"             # the column holding the parent's key
     references = "patients"                # the parent table (its primary key)
     max_children = 10                      # public bound: visits kept per patient, or "dp"
+    max_count = 50                         # public: the most visits a patient can have (optional)
 
 A table without ``columns`` has every non-key column's kind and domain estimated under DP. Key
 columns are never modelled and must not be listed under ``columns``. ``max_children`` is public
 (chosen from public knowledge, never by looking at the data); ``"dp"`` has it chosen under DP from a
 noisy quantile of the children per parent (``synth.relational.degree``, charged on the child's
-share); without it ``DEFAULT_MAX_CHILDREN``.
+share); without it ``DEFAULT_MAX_CHILDREN``. ``max_children`` bounds the rows of a parent that are
+*measured* (the child part's sensitivity grows with it); ``max_count`` (public, at least
+``max_children``; default ``max_children``) is the range of the parent's count of children, which
+the parent's part measures at the parent's sensitivity: a parent with 300 children and
+``max_children = 20`` has 20 of them measured, and is generated with about 300.
 ``draft_relational_profile`` drafts such a file from a database, every domain read from the data
 (marked data-derived, as ``synth profile`` does for one table): a starting point to review.
 """
@@ -35,7 +40,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +59,21 @@ from synth.relational.source import Database
 # (in a seeded random order) and the console says about how many parents were cut (noisy count).
 DEFAULT_MAX_CHILDREN = 10
 DP_BOUND = "dp"  # max_children = "dp": chosen under DP (synth.relational.degree)
-TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "columns")
+TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "max_count", "columns")
 
 
 @dataclass(frozen=True)
 class RelationalProfile:
     """The settings shared by every table (``base``: a profile without columns), each table's own
     profile (its columns; the base's settings), the keys declared (empty: the database's own) and
-    each child's public ``max_children`` (absent: not given; ``DP_BOUND``: to choose under DP)."""
+    each child's public ``max_children`` (absent: not given; ``DP_BOUND``: to choose under DP) and
+    public ``max_count`` (absent: ``max_children``)."""
 
     base: Profile
     tables: dict[str, Profile]
     keys: tuple[TableKeys, ...]
     max_children: dict[str, int | str]
+    max_count: dict[str, int] = field(default_factory=dict)
 
     def table_profile(self, name: str) -> Profile:
         """The profile of table ``name``: its own, or the base (every column estimated under DP)."""
@@ -90,6 +97,16 @@ def _bound(where: str, value: Any) -> int | str:
     return value
 
 
+def _count_cap(where: str, value: Any, bound: int | str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ProfileError(f"{where}: max_count must be a whole number of at least 1 (public knowledge: the most "
+                           f"children a parent can have); got {value!r}.")
+    if isinstance(bound, int) and value < bound:
+        raise ProfileError(f"{where}: max_count ({value}) is below max_children ({bound}); a parent's count of "
+                           "children is kept up to max_count, so it must be at least max_children.")
+    return value
+
+
 def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> RelationalProfile:
     """A RelationalProfile from parsed TOML; ProfileError naming the key at fault."""
     reject_unknown_keys(data, ("release", "engine_options", "tables"), "the file")
@@ -98,6 +115,7 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
     tables = toml_table(data.get("tables", {}), "[tables]")
     profiles, keys = {}, []
     bounds: dict[str, int | str] = {}
+    counts: dict[str, int] = {}
     for name, entry in tables.items():
         where = f"[tables.{name}]"
         entry = toml_table(entry, where)
@@ -112,8 +130,11 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
             foreign = (ForeignKey(entry["foreign_key"], entry["references"], ""),)
             if "max_children" in entry:
                 bounds[name] = _bound(where, entry["max_children"])
-        elif "max_children" in entry:
-            raise ProfileError(f"{where}: max_children applies to a child table (one with foreign_key); remove it.")
+            if "max_count" in entry:
+                counts[name] = _count_cap(where, entry["max_count"], bounds.get(name, DEFAULT_MAX_CHILDREN))
+        elif "max_children" in entry or "max_count" in entry:
+            raise ProfileError(f"{where}: max_children and max_count apply to a child table (one with foreign_key); "
+                               "remove them.")
         keys.append(TableKeys(name, entry.get("primary_key"), foreign))
         if "columns" in entry:
             listed = toml_table(entry["columns"], f"{where}.columns")
@@ -125,7 +146,7 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
     primaries = {t.name: t.primary_key for t in keys}
     resolved = tuple(TableKeys(t.name, t.primary_key, tuple(
         ForeignKey(fk.column, fk.parent, primaries.get(fk.parent) or "") for fk in t.foreign_keys)) for t in keys)
-    return RelationalProfile(base, profiles, resolved, bounds)
+    return RelationalProfile(base, profiles, resolved, bounds, counts)
 
 
 def load_relational_profile(path: str | os.PathLike[str]) -> RelationalProfile:

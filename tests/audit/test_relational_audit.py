@@ -97,10 +97,12 @@ def _one_row_per_unit(relation: Any = "add-remove", rows_per_unit: int = 1) -> N
 
 
 def _bound_after_measuring(frames: Any, structure: Structure, max_children: dict[str, int], rng: Any,
-                           choose: Any = None) -> Any:
-    every = bound_database(frames, structure, {name: 10**9 for name in max_children}, rng)  # nothing cut
+                           choose: Any = None, count_caps: Any = None) -> Any:
+    every = bound_database(frames, structure, {name: 10**9 for name in max_children}, rng,
+                           count_caps=max_children)  # nothing cut (the counts capped as before)
     children = tuple(dataclasses.replace(child, max_children=max_children[child.name],
-                                         rows_per_unit=max_children[child.name]) for child in every.children)
+                                         rows_per_unit=max_children[child.name],
+                                         count_cap=max_children[child.name]) for child in every.children)
     return dataclasses.replace(every, children=children)  # noise still calibrated for the bound
 
 
