@@ -198,3 +198,20 @@ def test_max_count_is_public_at_least_max_children_and_only_for_a_child(tmp_path
         load_relational_profile(path)
     path.write_text(base.replace("max_children = 5\n", "max_children = 5\nmax_count = 40\n"), encoding="utf-8")
     assert load_relational_profile(path).max_count == {"visits": 40}
+
+
+def test_budget_weights_split_the_budget_between_tables_and_are_checked(tmp_path) -> None:
+    path = write_profile(tmp_path / "p.toml")
+    text = path.read_text(encoding="utf-8").replace('[tables.visits]\n', '[tables.visits]\nbudget_weight = 3\n')
+    path.write_text(text, encoding="utf-8")
+    profile = load_relational_profile(path)
+    assert profile.budget_weight("visits") == 3.0 and profile.budget_weight("patients") == 1.0
+    database = read_database(write_sqlite(hospital(400), tmp_path / "h.sqlite"))
+    release = describe_database(database, profile, structure_of(database, profile))
+    limits = {p.table: p.limit for p in release.parts}
+    assert limits["visits"] == pytest.approx(3 * limits["patients"])
+    assert release.record({"patients": "", "visits": ""})["budget_split"]["weights"] == {"patients": 1.0, "visits": 3.0}
+    for bad in ("0", "-1", '"a lot"'):
+        path.write_text(text.replace("budget_weight = 3", f"budget_weight = {bad}"), encoding="utf-8")
+        with pytest.raises(ProfileError, match="budget_weight must be a positive number"):
+            load_relational_profile(path)

@@ -3,13 +3,14 @@
 The privacy unit is a root row with every row that references it, directly or through other rows;
 neighbouring databases differ by one unit added or removed (``add-remove``; ``replace`` is
 refused). After bounding (``synth.relational.bounding``: orphans dropped, at most ``max_children``
-rows per parent row and relation), the budget of one accountant is shared by parts (``PartAccountant``), each measured by an
-existing engine through a curator of its own:
+rows per parent row and relation), the budget of one accountant is shared by parts in proportion
+to their weights (``PartAccountant``), each measured by an existing engine through a curator of its
+own:
 
-* the **root part** (weight 1): the root's modelled columns and, per child table, its number of
+* the **root part** (the profile's ``budget_weight``, 1 by default): the root's modelled columns and, per child table, its number of
   children per parent (0 .. max_children, a public domain). One unit is one row: every histogram
   has sensitivity 1, as for a single table;
-* one **part per other table** (weight 1 each; parents before children): when the profile says
+* one **part per other table** (each its ``budget_weight``; parents before children): when the profile says
   ``max_children = "dp"``, first a noisy histogram of its rows per kept parent row to choose the
   bound (``synth.relational.degree``, 5 % of the part, while bounding top down); then one noisy
   count of the parent rows that had more rows than the bound (5 % of the part); then the table's own
@@ -67,8 +68,6 @@ from synth.release.describer import DescribeResult, check_domain_sources, find_s
 from synth.release.description import Description
 from synth.tables.counting import as_table
 
-ROOT_WEIGHT = 1.0
-CHILD_WEIGHT = 1.0
 OVER_BOUND_SHARE = 0.05  # of a child part: the noisy count of parents cut to the bound
 COUNT_BINS_UP_TO = 16  # a children-count column of a cap up to here has one bin per count, else COUNT_CUTS
 COUNT_CUTS = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001, 2001, 5001, 10001)
@@ -89,6 +88,7 @@ class TablePart:
     bound_source: str | None = None
     rows_per_unit: int = 1
     count_cap: int | None = None
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class RelationalRelease:
             "privacy_unit": PRIVACY_UNIT.format(root=root.name, children=children),
             "neighbouring": Relation.ADD_REMOVE.value,
             "root": root.name, "tables": tables,
-            "budget_split": {"root_weight": ROOT_WEIGHT, "child_weight": CHILD_WEIGHT,
+            "budget_split": {"weights": {p.table: p.weight for p in self.parts},
                              "over_bound_share_of_child_part": OVER_BOUND_SHARE},
             "row_counts": "not published: each table's number of rows is estimated from its noisy measurements; "
                           "the number of child rows per parent is drawn from the root's noisy model",
@@ -235,7 +235,7 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     accountant, discovery_delta = make_accountant(base, discovers)
     noise = noise_source(base.seed)
     whole = accountant.notion.unit_of(accountant.remaining())
-    limits = split_budget(whole, [ROOT_WEIGHT, *(CHILD_WEIGHT for _ in structure.children)])
+    limits = split_budget(whole, [profile.budget_weight(t.name) for t in structure.tables])
     deltas = [discovery_delta / len(limits)] * len(limits)
     parts = {t.name: PartAccountant(accountant, limit) for t, limit in zip(structure.tables, limits, strict=True)}
     notes: list[str] = []
@@ -294,7 +294,7 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
                                  count_columns_of(root, structure, bounded), profile.table_profile(root),
                                  CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
     _encoding_notes(root_result, report_to)
-    released = [TablePart(root, root_result.description, root_part.limit)]
+    released = [TablePart(root, root_result.description, root_part.limit, weight=profile.budget_weight(root))]
     own_columns = {root: list(root_result.description.schema.columns)}  # a table's own columns and its counts
     over_bound: dict[str, dict[str, float]] = {}
     for child, delta in zip(bounded.children, deltas[1:], strict=True):
@@ -315,7 +315,8 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
         inherited = {c.name for c in given} - {c.name for c in count_columns_of(child.name, structure, bounded)}
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
         released.append(TablePart(child.name, result.description, part.limit, child.max_children,
-                                  bounds[child.name][1], child.rows_per_unit, child.count_cap))
+                                  bounds[child.name][1], child.rows_per_unit, child.count_cap,
+                                  profile.budget_weight(child.name)))
     return released, over_bound
 
 

@@ -21,6 +21,7 @@ and one ``[tables.NAME]`` per table::
     references = "patients"                # the parent table (its primary key)
     max_children = 10                      # public bound: visits kept per patient, or "dp"
     max_count = 50                         # public: the most visits a patient can have (optional)
+    budget_weight = 1                      # this table's weight in the split of the budget (optional)
 
 A table without ``columns`` has every non-key column's kind and domain estimated under DP. Key
 columns are never modelled and must not be listed under ``columns``. ``max_children`` is public
@@ -59,7 +60,7 @@ from synth.relational.source import Database
 # (in a seeded random order) and the console says about how many parents were cut (noisy count).
 DEFAULT_MAX_CHILDREN = 10
 DP_BOUND = "dp"  # max_children = "dp": chosen under DP (synth.relational.degree)
-TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "max_count", "columns")
+TABLE_KEYS = ("primary_key", "foreign_key", "references", "max_children", "max_count", "budget_weight", "columns")
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,18 @@ class RelationalProfile:
     """The settings shared by every table (``base``: a profile without columns), each table's own
     profile (its columns; the base's settings), the keys declared (empty: the database's own) and
     each child's public ``max_children`` (absent: not given; ``DP_BOUND``: to choose under DP) and
-    public ``max_count`` (absent: ``max_children``)."""
+    public ``max_count`` (absent: ``max_children``), and each table's ``budget_weight`` (absent: 1)."""
 
     base: Profile
     tables: dict[str, Profile]
     keys: tuple[TableKeys, ...]
     max_children: dict[str, int | str]
     max_count: dict[str, int] = field(default_factory=dict)
+    budget_weights: dict[str, float] = field(default_factory=dict)
+
+    def budget_weight(self, name: str) -> float:
+        """Table ``name``'s weight in the split of the budget between tables (default 1)."""
+        return self.budget_weights.get(name, 1.0)
 
     def table_profile(self, name: str) -> Profile:
         """The profile of table ``name``: its own, or the base (every column estimated under DP)."""
@@ -116,6 +122,7 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
     profiles, keys = {}, []
     bounds: dict[str, int | str] = {}
     counts: dict[str, int] = {}
+    weights: dict[str, float] = {}
     for name, entry in tables.items():
         where = f"[tables.{name}]"
         entry = toml_table(entry, where)
@@ -135,6 +142,12 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
         elif "max_children" in entry or "max_count" in entry:
             raise ProfileError(f"{where}: max_children and max_count apply to a child table (one with foreign_key); "
                                "remove them.")
+        if "budget_weight" in entry:
+            weight = entry["budget_weight"]
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < float("inf"):
+                raise ProfileError(f"{where}: budget_weight must be a positive number (the table's share of the budget "
+                                   f"against the others' weights, 1 by default); got {weight!r}.")
+            weights[name] = float(weight)
         keys.append(TableKeys(name, entry.get("primary_key"), foreign))
         if "columns" in entry:
             listed = toml_table(entry["columns"], f"{where}.columns")
@@ -146,7 +159,7 @@ def relational_from_dict(data: Mapping[str, Any], path: str | None = None) -> Re
     primaries = {t.name: t.primary_key for t in keys}
     resolved = tuple(TableKeys(t.name, t.primary_key, tuple(
         ForeignKey(fk.column, fk.parent, primaries.get(fk.parent) or "") for fk in t.foreign_keys)) for t in keys)
-    return RelationalProfile(base, profiles, resolved, bounds, counts)
+    return RelationalProfile(base, profiles, resolved, bounds, counts, weights)
 
 
 def load_relational_profile(path: str | os.PathLike[str]) -> RelationalProfile:
