@@ -7,9 +7,9 @@ rows per parent row and relation), the budget of one accountant is shared by par
 to their weights (``PartAccountant``), each measured by an existing engine through a curator of its
 own:
 
-* the **root part** (the profile's ``budget_weight``, 1 by default): the root's modelled columns and, per child table, its number of
-  children per parent (0 .. max_children, a public domain). One unit is one row: every histogram
-  has sensitivity 1, as for a single table;
+* the **root part** (the profile's ``budget_weight``, 1 by default): the root's modelled columns
+  and, per child table, its number of children per parent (0 .. max_count, a public domain). One
+  unit is one row: every histogram has sensitivity 1, as for a single table;
 * one **part per other table** (each its ``budget_weight``; parents before children): when the profile says
   ``max_children = "dp"``, first a noisy histogram of its rows per kept parent row to choose the
   bound (``synth.relational.degree``, 5 % of the part, while bounding top down); then one noisy
