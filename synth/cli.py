@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from synth.release.description import Description
 
 DEMO_TARGET = "income"
-DATA_OR_DATABASE = "CSV or Parquet file, or a database: a SQLite or DuckDB file, or a folder of CSV/Parquet files (one per table)"
+DATA_OR_DATABASE = ("CSV or Parquet file, or a database: a SQLite or DuckDB file, a folder of CSV/Parquet files (one per "
+                    "table), or a PostgreSQL URL (postgresql://user@host:port/name)")
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
                   "reproducible and it carries NO privacy guarantee; it is for tests and benchmarks only and "
                   "must not be shared (the Description records that it was seeded, never the seed).")
@@ -120,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "profile records what was spent: `synth run DATA --profile FILE` charges it first and spends the rest, so "
         "the release stays end-to-end DP. Without --epsilon (second choice), every domain is read from the data "
         "and marked data-derived: not DP, to be replaced with public knowledge before a release.")
-    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
+    p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
     p.add_argument("--epsilon", type=number, help="the release's whole privacy budget (> 0): draft under DP, spending "
                    "--share of it; the run with the profile spends the rest")
@@ -162,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
                        "description.model.npz), manifest.json; for a database, a synthetic database of the same kind, "
                        "one Description per table, relational.json and manifest.json (DP per person)")
-    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
+    p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)
@@ -179,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="compare a synthetic table (or a relational release) with the original "
                        "(not DP: for the data owner)")
-    p.add_argument("original", type=Path, help="the original table, or database (SQLite, DuckDB, folder of tables)")
+    p.add_argument("original", type=_data_argument, help="the original table, or database (SQLite, DuckDB, folder of "
+                   "tables, PostgreSQL URL)")
     p.add_argument("synthetic", type=Path, help="the synthetic table, or for a database the release folder "
                    "`synth run DATABASE` wrote")
     p.add_argument("--description", type=Path, help="Description of the release (its columns are compared, its "
@@ -195,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
     return parser
+
+
+def _data_argument(text: str) -> Path | str:
+    """A data argument: a PostgreSQL URL as it is (a path would fold its "//"), anything else a path."""
+    from synth.relational import is_url
+
+    return text if is_url(text) else Path(text)
 
 
 def _markers(args: argparse.Namespace) -> tuple[str, ...]:

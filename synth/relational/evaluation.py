@@ -42,7 +42,7 @@ from synth.evaluate.fidelity import tvds
 from synth.progress import SILENT, Progress
 from synth.relational.bounding import parent_column
 from synth.relational.keys import ForeignKey, Structure, TableKeys
-from synth.relational.source import Database, read_database
+from synth.relational.source import Database, read_database, shown
 from synth.release.description import Description, load_description
 
 #: children per parent are compared in these buckets: bucket i holds EDGES[i] .. EDGES[i+1] - 1
@@ -331,7 +331,7 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
                       progress: Progress = SILENT) -> DatabaseEvaluation:
     """Compare the release in the folder ``release`` with the database at ``original`` (module docstring)."""
     files = load_release(release)
-    progress.message(f"reading the original database {original}")
+    progress.message(f"reading the original database {shown(original)}")
     comparison = _Comparison(read_database(original, _markers(files)), files)
     source, synthetic = comparison.original.frames, files.synthetic.frames
     root = files.root

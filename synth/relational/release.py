@@ -29,8 +29,8 @@ from synth.relational.describer import RelationalRelease, describe_database
 from synth.relational.generation import SyntheticDatabase, generate_database
 from synth.relational.keys import Structure
 from synth.relational.profile import RelationalProfile
-from synth.relational.source import Database, read_database
-from synth.relational.writing import output_name, write_database
+from synth.relational.source import Database, read_database, shown
+from synth.relational.writing import output_kind, output_name, write_database
 from synth.release.description import save_description
 from synth.release.manifest import sha256_of
 
@@ -86,7 +86,7 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
                  report_to: TextIO | None = None) -> DatabaseRunResult:
     """Release the database at ``path`` under ``profile`` and write it all to ``out_dir`` (module docstring)."""
     out = Path(out_dir)
-    progress.message(f"reading the database {path}")
+    progress.message(f"reading the database {shown(path)}")
     database = read_database(path, profile.base.missing_markers)
     structure = structure_of(database, profile)
     synthetic_name = output_name(database.kind)
@@ -102,7 +102,8 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
                 if missed:
                     print(f"note: {missed} group(s) of parents had {child} rows drawn without their parents' columns "
                           "(the child model gave those columns no probability).", file=report_to)
-        write_database(synthetic.tables, structure, database.kind, stage / synthetic_name, database.file_format)
+        write_database(synthetic.tables, structure, output_kind(database.kind), stage / synthetic_name,
+                       database.file_format)
         for part in release.parts:
             save_description(part.description, stage / descriptions[part.table])
         record = release.record(descriptions)
