@@ -107,6 +107,8 @@ def test_synth_run_on_a_url_writes_a_sqlite_release_and_evaluates_it(server: str
     out = tmp_path / "release"
     assert main(["run", server, "--profile", str(profile), "-o", str(out)]) == 0
     assert main(["evaluate", server, str(out), "--json", str(tmp_path / "e.json"), "-q"]) == 0
+    assert main(["profile", server, "-o", str(tmp_path / "draft.toml")]) == 0
+    assert 'references = "patients"' in (tmp_path / "draft.toml").read_text(encoding="utf-8")
     printed = capsys.readouterr()
     with sqlite3.connect(out / "synthetic.sqlite") as connection:
         parents = {row[0] for row in connection.execute("SELECT patient_id FROM patients")}
