@@ -145,12 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend(p)
     _add_common(p)
 
-    p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)",
+    p = sub.add_parser("generate", help="sample a synthetic table from a Description, or a synthetic database from a "
+                       "relational release (no privacy cost)",
                        description="Sample a synthetic table from a Description. The fitted model is kept beside "
-                       "the Description (description.json -> description.model.npz) and reused while it matches.")
-    p.add_argument("description", type=Path)
-    p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write")
-    p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count)")
+                       "the Description (description.json -> description.model.npz) and reused while it matches. "
+                       "Given a relational release folder, sample a new synthetic database from it.")
+    p.add_argument("description", type=Path, help="a Description, or a relational release folder")
+    p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write (for a relational "
+                   "release: a .sqlite or .duckdb file, or a folder of CSV files)")
+    p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count; "
+                   "for a relational release, the root table's rows)")
     p.add_argument("--seed", type=int, help="reproducible sampling")
     p.add_argument("--condition", action="append", default=[], metavar="COLUMN=VALUE",
                    help="sample only rows meeting it, exactly: a value (sex=Female), a range of a numeric or date "
@@ -347,8 +351,25 @@ def _conditions(texts: list[str]) -> dict[str, str]:
     return conditions
 
 
+def _generate_database(args: argparse.Namespace, progress: Progress) -> None:
+    from synth.errors import RelationalError
+    from synth.relational.release import generate_again
+
+    if args.condition or args.iterations != FIT_ITERATIONS:
+        raise RelationalError("--condition and --iterations are not supported for a relational release; leave them out.")
+    synthetic = generate_again(args.description, args.out, args.rows, args.seed, args.sampling, args.force, progress)
+    if not args.quiet:
+        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in synthetic.tables.items())
+        print(f"wrote a synthetic database ({rows}) to {args.out}")
+
+
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
+    from synth.relational.stored import is_release
+
+    if is_release(args.description):
+        _generate_database(args, progress)
+        return
     from synth.generation.conditions import read_conditions
     from synth.model.sampling import check_sampling
     from synth.release.description import load_description
