@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,21 @@ def _object_frame(cursor: Any) -> pd.DataFrame:
                          for i, name in enumerate(names)}, columns=names)
 
 
+def _table_keys(name: str, constraints: Sequence[Sequence[Any]]) -> TableKeys:
+    """Table ``name``'s keys from a schema's key constraints, each (table, "p" or "f", its columns,
+    the referenced table, the referenced columns)."""
+    own = [c for c in constraints if c[0] == name]
+    primary = next((list(c[2]) for c in own if c[1] == "p"), [])
+    foreign = []
+    for c in own:
+        if c[1] == "f":
+            if len(c[2]) != 1:
+                raise RelationalError(f"table {name!r} has a foreign key of {len(c[2])} columns; composite keys are "
+                                      "not supported yet.")
+            foreign.append(ForeignKey(str(c[2][0]), str(c[3]), str(c[4][0])))
+    return TableKeys(name, _single_key(name, primary), tuple(foreign))
+
+
 def _read_sqlite(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -148,18 +163,11 @@ def _read_duckdb(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
         constraints = connection.execute(
             "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
             "FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
+        kinds = {"PRIMARY KEY": "p", "FOREIGN KEY": "f"}
+        constraints = [(c[0], kinds[c[1]], *c[2:]) for c in constraints]
         frames, declared = {}, []
         for name in names:
-            own = [c for c in constraints if c[0] == name]
-            primary = next((list(c[2]) for c in own if c[1] == "PRIMARY KEY"), [])
-            foreign = []
-            for c in own:
-                if c[1] == "FOREIGN KEY":
-                    if len(c[2]) != 1:
-                        raise RelationalError(f"table {name!r} has a foreign key of {len(c[2])} columns; composite "
-                                              "keys are not supported yet.")
-                    foreign.append(ForeignKey(str(c[2][0]), str(c[3]), str(c[4][0])))
-            declared.append(TableKeys(name, _single_key(name, primary), tuple(foreign)))
+            declared.append(_table_keys(name, constraints))
             frames[name] = connection.execute(f"SELECT * FROM {_quoted(name)}").fetchdf()
     except duckdb.Error as error:
         raise InputFileError(f"cannot read {path} as a DuckDB database ({error}).") from None
@@ -169,7 +177,7 @@ def _read_duckdb(path: Path) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
 
 
 KEYS_QUERY = """
-SELECT con.contype, src.relname,
+SELECT src.relname, con.contype,
        ARRAY(SELECT a.attname::text FROM unnest(con.conkey) AS k(n)
              JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n),
        ref.relname,
@@ -203,16 +211,7 @@ def _read_postgres(url: str) -> tuple[dict[str, pd.DataFrame], list[TableKeys]]:
             constraints = cursor.execute(KEYS_QUERY).fetchall()
             frames, declared = {}, []
             for name in names:
-                own = [c for c in constraints if c[1] == name]
-                primary = next((list(c[2]) for c in own if c[0] == "p"), [])
-                foreign = []
-                for c in own:
-                    if c[0] == "f":
-                        if len(c[2]) != 1:
-                            raise RelationalError(f"table {name!r} has a foreign key of {len(c[2])} columns; "
-                                                  "composite keys are not supported yet.")
-                        foreign.append(ForeignKey(str(c[2][0]), str(c[3]), str(c[4][0])))
-                declared.append(TableKeys(name, _single_key(name, primary), tuple(foreign)))
+                declared.append(_table_keys(name, constraints))
                 frames[name] = _object_frame(cursor.execute(f"SELECT * FROM {_quoted(name)}"))
     except psycopg.Error as error:
         raise InputFileError(f"cannot read {shown(url)} ({type(error).__name__}); check that the user may read "
