@@ -267,7 +267,8 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
 
 
 def is_database(data: object) -> bool:
-    """Whether ``data`` is the path of a database: a SQLite or DuckDB file, or a folder of table files."""
+    """Whether ``data`` is the path of a database (a SQLite or DuckDB file, or a folder of table files) or
+    a PostgreSQL URL."""
     return isinstance(data, (str, os.PathLike)) and database_kind(os.fspath(data)) is not None
 
 

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from synth.release.description import Description
 
 DEMO_TARGET = "income"
-DATA_OR_DATABASE = "CSV or Parquet file, or a database: a SQLite or DuckDB file, or a folder of CSV/Parquet files (one per table)"
+DATA_OR_DATABASE = ("CSV or Parquet file, or a database: a SQLite or DuckDB file, a folder of CSV/Parquet files (one per "
+                    "table), or a PostgreSQL URL (postgresql://user@host:port/name)")
 SEEDED_WARNING = ("warning: this release was made with a seed (--seed or the profile's seed), so its noise is "
                   "reproducible and it carries NO privacy guarantee; it is for tests and benchmarks only and "
                   "must not be shared (the Description records that it was seeded, never the seed).")
@@ -120,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "profile records what was spent: `synth run DATA --profile FILE` charges it first and spends the rest, so "
         "the release stays end-to-end DP. Without --epsilon (second choice), every domain is read from the data "
         "and marked data-derived: not DP, to be replaced with public knowledge before a release.")
-    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
+    p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="profile to write (TOML)")
     p.add_argument("--epsilon", type=number, help="the release's whole privacy budget (> 0): draft under DP, spending "
                    "--share of it; the run with the profile spends the rest")
@@ -144,12 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend(p)
     _add_common(p)
 
-    p = sub.add_parser("generate", help="sample a synthetic table from a Description (no privacy cost)",
+    p = sub.add_parser("generate", help="sample a synthetic table from a Description, or a synthetic database from a "
+                       "relational release (no privacy cost)",
                        description="Sample a synthetic table from a Description. The fitted model is kept beside "
-                       "the Description (description.json -> description.model.npz) and reused while it matches.")
-    p.add_argument("description", type=Path)
-    p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write")
-    p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count)")
+                       "the Description (description.json -> description.model.npz) and reused while it matches. "
+                       "Given a relational release folder, sample a new synthetic database from it.")
+    p.add_argument("description", type=Path, help="a Description, or a relational release folder")
+    p.add_argument("-o", "--out", type=Path, required=True, help="CSV or Parquet file to write (for a relational "
+                   "release: a .sqlite or .duckdb file, or a folder of CSV files)")
+    p.add_argument("--rows", type=positive_int, help="rows to generate (default: the profile's, else the noisy count; "
+                   "for a relational release, the root table's rows)")
     p.add_argument("--seed", type=int, help="reproducible sampling")
     p.add_argument("--condition", action="append", default=[], metavar="COLUMN=VALUE",
                    help="sample only rows meeting it, exactly: a value (sex=Female), a range of a numeric or date "
@@ -162,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="describe + generate: write synthetic.csv, description.json (with its fitted model "
                        "description.model.npz), manifest.json; for a database, a synthetic database of the same kind, "
                        "one Description per table, relational.json and manifest.json (DP per person)")
-    p.add_argument("data", type=Path, help=DATA_OR_DATABASE)
+    p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
     _add_budget(p)
@@ -179,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="compare a synthetic table (or a relational release) with the original "
                        "(not DP: for the data owner)")
-    p.add_argument("original", type=Path, help="the original table, or database (SQLite, DuckDB, folder of tables)")
+    p.add_argument("original", type=_data_argument, help="the original table, or database (SQLite, DuckDB, folder of "
+                   "tables, PostgreSQL URL)")
     p.add_argument("synthetic", type=Path, help="the synthetic table, or for a database the release folder "
                    "`synth run DATABASE` wrote")
     p.add_argument("--description", type=Path, help="Description of the release (its columns are compared, its "
@@ -195,6 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
     return parser
+
+
+def _data_argument(text: str) -> Path | str:
+    """A data argument: a PostgreSQL URL as it is (a path would fold its "//"), anything else a path."""
+    from synth.relational import is_url
+
+    return text if is_url(text) else Path(text)
 
 
 def _markers(args: argparse.Namespace) -> tuple[str, ...]:
@@ -338,8 +351,25 @@ def _conditions(texts: list[str]) -> dict[str, str]:
     return conditions
 
 
+def _generate_database(args: argparse.Namespace, progress: Progress) -> None:
+    from synth.errors import RelationalError
+    from synth.relational.release import generate_again
+
+    if args.condition or args.iterations != FIT_ITERATIONS:
+        raise RelationalError("--condition and --iterations are not supported for a relational release; leave them out.")
+    synthetic = generate_again(args.description, args.out, args.rows, args.seed, args.sampling, args.force, progress)
+    if not args.quiet:
+        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in synthetic.tables.items())
+        print(f"wrote a synthetic database ({rows}) to {args.out}")
+
+
 def cmd_generate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
+    from synth.relational.stored import is_release
+
+    if is_release(args.description):
+        _generate_database(args, progress)
+        return
     from synth.generation.conditions import read_conditions
     from synth.model.sampling import check_sampling
     from synth.release.description import load_description

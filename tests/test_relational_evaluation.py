@@ -132,3 +132,25 @@ def test_bad_inputs_say_what_to_pass(released, tmp_path, capsys) -> None:
         connection.execute("ALTER TABLE visits RENAME TO stays")
     with pytest.raises(RelationalError, match="lacks table"):
         evaluate_database(other, release)
+
+
+def test_synth_generate_draws_a_new_database_from_the_release_without_the_original(released, tmp_path, capsys) -> None:
+    database, release = released
+    out = tmp_path / "again.duckdb"
+    assert main(["generate", str(release), "-o", str(out), "--rows", "500", "--seed", "4"]) == 0
+    assert "wrote a synthetic database (patients: 500 rows" in capsys.readouterr().out
+    from synth.relational.source import read_database
+
+    again = read_database(out)
+    assert again.kind == "duckdb" and len(again.frames["patients"]) == 500
+    assert list(again.columns["visits"]) == ["visit_id", "patient_id", "ward"]  # the original's order, keys included
+    assert set(again.frames["visits"]["patient_id"]) <= set(again.frames["patients"]["patient_id"])
+    per_patient = len(again.frames["visits"]) / 500
+    original_per_patient = evaluate_database(database, release).degrees["visits"].original_mean
+    assert per_patient == pytest.approx(original_per_patient, rel=0.2)  # the degrees come from the model
+    folder = tmp_path / "again"
+    assert main(["generate", str(release), "-o", str(folder), "--seed", "4", "-q"]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["patients.csv", "visits.csv"]
+    assert main(["generate", str(release), "-o", str(out)]) != 0  # exists: refused
+    assert main(["generate", str(release), "-o", str(tmp_path / "x.sqlite"), "--condition", "sex=F"]) != 0
+    assert "not supported for a relational release" in capsys.readouterr().err

@@ -109,9 +109,10 @@ class RelationalRelease:
     def part(self, table: str) -> TablePart:
         return next(p for p in self.parts if p.table == table)
 
-    def record(self, files: Mapping[str, str]) -> dict[str, Any]:
+    def record(self, files: Mapping[str, str], columns: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
         """The release's own record (``relational.json``): the guarantee, the keys, the bounds, each
-        part's costs and the ledger; ``files`` names each table's Description file."""
+        part's costs and the ledger; ``files`` names each table's Description file, ``columns`` each
+        table's columns in order (public: the header), for generating the database again."""
         root = self.structure.root
         tables = []
         for part in self.parts:
@@ -120,6 +121,7 @@ class RelationalRelease:
                 "table": part.table, "primary_key": keys.primary_key, "description": files[part.table],
                 "budget_limit": part.limit, "spent": part.description.privacy["spent"],
                 "measurements": len(part.description.measurements),
+                **({"columns": list(columns[part.table])} if columns is not None else {}),
                 "rows_per_unit": part.rows_per_unit,
                 "sensitivity": "1 (one row per unit)" if part.max_children is None else
                 f"{part.rows_per_unit} (histograms, L1 and L2: up to {part.rows_per_unit} rows per unit, the product "

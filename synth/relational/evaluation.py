@@ -25,7 +25,6 @@ join.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,18 +35,18 @@ import numpy as np
 import pandas as pd
 
 from synth.columns.schema import Schema
-from synth.errors import InputFileError, RelationalError
+from synth.errors import RelationalError
 from synth.evaluate import Evaluation, evaluate
 from synth.evaluate.fidelity import tvds
 from synth.progress import SILENT, Progress
 from synth.relational.bounding import parent_column
 from synth.relational.keys import ForeignKey, Structure, TableKeys
-from synth.relational.source import Database, read_database
-from synth.release.description import Description, load_description
+from synth.relational.source import Database, read_database, shown
+from synth.relational.stored import read_release
+from synth.release.description import Description
 
 #: children per parent are compared in these buckets: bucket i holds EDGES[i] .. EDGES[i+1] - 1
 DEGREE_EDGES = (0, 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001)
-SYNTHETIC_NAMES = ("synthetic.sqlite", "synthetic.duckdb", "synthetic")
 
 
 def degree_buckets() -> list[str]:
@@ -103,29 +102,10 @@ class ReleaseFiles:
 
 
 def load_release(folder: str | os.PathLike[str]) -> ReleaseFiles:
-    """Read a relational release folder. InputFileError when it is not one."""
-    path = Path(folder)
-    record_path = path / "relational.json"
-    if not record_path.is_file():
-        raise InputFileError(f"{path} holds no relational.json: pass the folder `synth run DATABASE -o FOLDER` wrote.")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    if record.get("format") != "synth relational release":
-        raise InputFileError(f"{record_path} is not a synth relational release record.")
-    synthetic = next((path / name for name in SYNTHETIC_NAMES if (path / name).exists()), None)
-    if synthetic is None:
-        raise InputFileError(f"{path} holds no synthetic database (one of {', '.join(SYNTHETIC_NAMES)}); it is not "
-                             "a complete release.")
-    tables = []
-    for entry in record["tables"]:
-        fks: tuple[ForeignKey, ...] = ()
-        if entry.get("foreign_key"):
-            parent, parent_key = str(entry["references"]).split(".", 1)
-            fks = (ForeignKey(entry["foreign_key"], parent, parent_key),)
-        tables.append(TableKeys(entry["table"], entry.get("primary_key"), fks))
-    descriptions = {entry["table"]: load_description(path / entry["description"]) for entry in record["tables"]}
-    database = read_database(synthetic)
-    structure = Structure.of(tables, database.columns)
-    return ReleaseFiles(path, record, structure, descriptions, database)
+    """Read a relational release folder and its synthetic database. InputFileError when it is not one."""
+    stored = read_release(folder)
+    return ReleaseFiles(stored.folder, stored.record, stored.structure, stored.descriptions,
+                        read_database(stored.synthetic))
 
 
 @dataclass(frozen=True)
@@ -331,7 +311,7 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
                       progress: Progress = SILENT) -> DatabaseEvaluation:
     """Compare the release in the folder ``release`` with the database at ``original`` (module docstring)."""
     files = load_release(release)
-    progress.message(f"reading the original database {original}")
+    progress.message(f"reading the original database {shown(original)}")
     comparison = _Comparison(read_database(original, _markers(files)), files)
     source, synthetic = comparison.original.frames, files.synthetic.frames
     root = files.root

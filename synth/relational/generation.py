@@ -105,14 +105,15 @@ def _children(fitted: FittedModel, parent_name: str, parent: _Drawn, counts: np.
 
 def generate_database(descriptions: Mapping[str, Description], structure: Structure, count_columns: Mapping[str, str],
                       columns: Mapping[str, tuple[str, ...]], seed: int | None = None, sampling: str = "rounded",
-                      progress: Progress = SILENT) -> SyntheticDatabase:
+                      progress: Progress = SILENT, rows: int | None = None) -> SyntheticDatabase:
     """Fit each table's Description and draw the synthetic database, parents first (module docstring).
     ``columns``: each table's original columns in order (public), so the output keeps them;
-    ``count_columns``: each child table's count column in its parent's part."""
+    ``count_columns``: each child table's count column in its parent's part; ``rows``: the root's rows
+    (default: its noisy total)."""
     rng = np.random.default_rng(seed)
     root = structure.root
     fitted_root = fit(descriptions[root.name], progress=progress)
-    n = fitted_root.rows_to_sample(None)
+    n = fitted_root.rows_to_sample(rows)
     progress.message(f"sampling {n:,} {root.name} rows")
     root_codes = _draw_codes(fitted_root, n, rng, sampling, progress=progress)
     root_schema = fitted_root.description.schema
@@ -131,9 +132,9 @@ def generate_database(descriptions: Mapping[str, Description], structure: Struct
         schema = fitted.description.schema
         inherited = {parent_column(fk.parent, name) for name in parent.own_names}
         own = [j for j, name in enumerate(schema.names) if name not in inherited]
-        rows = schema.decode(codes, rng)
-        drawn[child.name] = _Drawn(codes, [schema.names[j] for j in own], own, rows,
-                                   np.arange(1, len(rows) + 1, dtype=np.int64))
+        decoded = schema.decode(codes, rng)
+        drawn[child.name] = _Drawn(codes, [schema.names[j] for j in own], own, decoded,
+                                   np.arange(1, len(decoded) + 1, dtype=np.int64))
         drawn[child.name].decoded.insert(0, fk.column, owner)
     tables = {}
     for table in structure.tables:

@@ -23,14 +23,15 @@ from typing import Any, TextIO
 from synth.columns.kinds import DomainSource
 from synth.defaults import VERSION
 from synth.errors import RelationalError
-from synth.files import atomic_write_text, staged_release
+from synth.files import atomic_write_text, check_writable, staged_release
 from synth.progress import SILENT, Progress
 from synth.relational.describer import RelationalRelease, describe_database
 from synth.relational.generation import SyntheticDatabase, generate_database
 from synth.relational.keys import Structure
 from synth.relational.profile import RelationalProfile
-from synth.relational.source import Database, read_database
-from synth.relational.writing import output_name, write_database
+from synth.relational.source import Database, read_database, shown
+from synth.relational.stored import read_release
+from synth.relational.writing import output_kind, output_name, write_database
 from synth.release.description import save_description
 from synth.release.manifest import sha256_of
 
@@ -86,7 +87,7 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
                  report_to: TextIO | None = None) -> DatabaseRunResult:
     """Release the database at ``path`` under ``profile`` and write it all to ``out_dir`` (module docstring)."""
     out = Path(out_dir)
-    progress.message(f"reading the database {path}")
+    progress.message(f"reading the database {shown(path)}")
     database = read_database(path, profile.base.missing_markers)
     structure = structure_of(database, profile)
     synthetic_name = output_name(database.kind)
@@ -102,10 +103,11 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
                 if missed:
                     print(f"note: {missed} group(s) of parents had {child} rows drawn without their parents' columns "
                           "(the child model gave those columns no probability).", file=report_to)
-        write_database(synthetic.tables, structure, database.kind, stage / synthetic_name, database.file_format)
+        write_database(synthetic.tables, structure, output_kind(database.kind), stage / synthetic_name,
+                       database.file_format)
         for part in release.parts:
             save_description(part.description, stage / descriptions[part.table])
-        record = release.record(descriptions)
+        record = release.record(descriptions, database.columns)
         atomic_write_text(stage / "relational.json", json.dumps(record, indent=2, allow_nan=False) + "\n")
         seeded = bool(release.noise.get("seeded"))
         manifest = _manifest(stage, [synthetic_name, *descriptions.values(), "relational.json"], release, seeded)
@@ -133,3 +135,29 @@ def _manifest(stage: Path, names: list[str], release: RelationalRelease, seeded:
         "parts": {p.table: {"budget_limit": p.limit, "spent": p.description.privacy["spent"]} for p in release.parts},
         "row_counts": "not published: estimated from noisy measurements",
     }
+
+
+def output_kind_of(path: Path) -> str:
+    """The kind of database ``generate_again`` writes at ``path``, by its name: a SQLite or DuckDB
+    file, else a folder of CSV files."""
+    suffix = path.suffix.lower()
+    return {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb": "duckdb"}.get(suffix, "folder")
+
+
+def generate_again(folder: str | os.PathLike[str], out: str | os.PathLike[str], rows: int | None = None,
+                   seed: int | None = None, sampling: str = "rounded", force: bool = False,
+                   progress: Progress = SILENT) -> SyntheticDatabase:
+    """Draw a new synthetic database from the release in ``folder`` (no privacy cost: it reads the
+    release only) and write it to ``out``: a ``.sqlite``/``.db`` or ``.duckdb`` file, else a folder of
+    CSV files, keys declared where the format holds them. ``rows``: the root table's rows (default:
+    its noisy total); each parent's children are drawn from the model as in the release."""
+    stored = read_release(folder)
+    target = Path(out)
+    check_writable(target, force)  # before any work
+    synthetic = generate_database(stored.descriptions, stored.structure, stored.count_columns, stored.columns, seed,
+                                  sampling, progress, rows)
+    kind = output_kind_of(target)
+    progress.message(f"writing the synthetic database to {target}")
+    with staged_release(target.parent, [target.name], force) as stage:
+        write_database(synthetic.tables, stored.structure, kind, stage / target.name, "csv" if kind == "folder" else None)
+    return synthetic

@@ -1,4 +1,5 @@
-"""Writing a synthetic database as the kind of database the user gave, with its keys declared.
+"""Writing a synthetic database as the kind of database the user gave (a PostgreSQL database as a
+SQLite file: ``output_kind``), with its keys declared.
 
 A SQLite file (Python's ``sqlite3``) or a DuckDB file (``duckdb``) gets each table created with
 ``PRIMARY KEY`` and ``FOREIGN KEY ... REFERENCES`` declared, parents before children; a folder
@@ -19,9 +20,16 @@ from synth.relational.keys import Structure
 from synth.tables.tableio import write_table
 
 
+def output_kind(kind: str) -> str:
+    """The kind of database a release of a ``kind`` database is written as: the same, except that a
+    PostgreSQL database is written as a SQLite file (a release is a file to share, never a write to
+    the user's server)."""
+    return "sqlite" if kind == "postgresql" else kind
+
+
 def output_name(kind: str) -> str:
     """The synthetic database's name in the release folder."""
-    return {"sqlite": "synthetic.sqlite", "duckdb": "synthetic.duckdb"}.get(kind, "synthetic")
+    return {"sqlite": "synthetic.sqlite", "duckdb": "synthetic.duckdb"}.get(output_kind(kind), "synthetic")
 
 
 def _sql_type(series: pd.Series, duck: bool) -> str:

@@ -11,7 +11,10 @@ Mutations, each a real way to get a relational release wrong, must break that cl
 * the child part's sensitivity not scaled by the bound (a unit treated as one row);
 * truncation after measuring (every visit measured, the noise calibrated for the bound);
 * a key column read as data (the patients' key measured as a column whose categories are read from
-  the data): the added person's key then appears in the release, a certain tell.
+  the data): the added person's key then appears in the release, a certain tell;
+* three levels deep (each visit's tests; the added patient has far more visits and tests than the
+  bounds), a deep table's sensitivity set to its own bound instead of the product of the bounds
+  from the root down.
 
 The statistic is the log-likelihood ratio of every noisy count released (all parts), computed
 against the exact counts of each database (the same describer with noise that adds nothing); for
@@ -25,7 +28,6 @@ import json
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,8 +78,40 @@ def databases() -> tuple[Database, Database]:
     second = {"patients": pd.concat([patients, added_patient], ignore_index=True),
               "visits": pd.concat([visits, added_visits], ignore_index=True)}
     return tuple(  # type: ignore[return-value]
-        Database("sqlite", Path("audit.sqlite"), frames, {n: tuple(f.columns) for n, f in frames.items()},
+        Database("sqlite", "audit.sqlite", frames, {n: tuple(f.columns) for n, f in frames.items()},
                  STRUCTURE.tables) for frames in (first, second))
+
+
+# --------------------------------------------------------------------------------------------
+# Three levels: each visit's tests. The added patient has DEEP_MANY visits with DEEP_MANY tests each,
+# so that after bounding the tests histogram moves by BOUND × TESTS_BOUND in one cell.
+# --------------------------------------------------------------------------------------------
+
+TESTS_BOUND = 3
+DEEP_MANY = 2 * BOUND
+DEEP_PROFILE = json.loads(json.dumps(PROFILE))
+DEEP_PROFILE["tables"]["tests"] = {
+    "primary_key": "test_id", "foreign_key": "visit_id", "references": "visits", "max_children": TESTS_BOUND,
+    "columns": {"result": {"kind": "categorical", "categories": ["low", "high"], "complete": True, "missing": False}}}
+DEEP_STRUCTURE = Structure(STRUCTURE.root, (*STRUCTURE.children,
+                                            TableKeys("tests", "test_id", (ForeignKey("visit_id", "visits", "visit_id"),))))
+
+
+def deep_databases() -> tuple[Database, Database]:
+    """``databases`` with one test per visit, and the added patient's DEEP_MANY visits with DEEP_MANY tests each."""
+    first, second = databases()
+    visits = first.frames["visits"]
+    tests = pd.DataFrame({"test_id": range(len(visits)), "visit_id": visits["visit_id"], "result": "low"})
+    added_visits = pd.DataFrame({"visit_id": range(100, 100 + DEEP_MANY), "patient_id": [ADDED] * DEEP_MANY,
+                                 "ward": ["C"] * DEEP_MANY})
+    added_tests = pd.DataFrame({"test_id": range(1000, 1000 + DEEP_MANY ** 2),
+                                "visit_id": np.repeat(added_visits["visit_id"].to_numpy(), DEEP_MANY), "result": "high"})
+    frames = ({**first.frames, "tests": tests},
+              {"patients": second.frames["patients"], "visits": pd.concat([visits, added_visits], ignore_index=True),
+               "tests": pd.concat([tests, added_tests], ignore_index=True)})
+    return tuple(  # type: ignore[return-value]
+        Database("sqlite", "audit.sqlite", f, {n: tuple(t.columns) for n, t in f.items()}, DEEP_STRUCTURE.tables)
+        for f in frames)
 
 
 class NoNoise(SeededNoise):
@@ -126,9 +160,20 @@ def _key_profile(profile: RelationalProfile, database: Database) -> RelationalPr
     return dataclasses.replace(parsed, keys=profile.keys)
 
 
+def _deep_rows_not_multiplied(frames: Any, structure: Structure, max_children: dict[str, int], rng: Any,
+                              choose: Any = None, count_caps: Any = None) -> Any:
+    bounded = bound_database(frames, structure, max_children, rng, choose, count_caps)
+    children = tuple(dataclasses.replace(child, rows_per_unit=child.max_children) for child in bounded.children)
+    return dataclasses.replace(bounded, children=children)  # a test's noise calibrated for 3 rows, not 10 × 3
+
+
 MUTATIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "sensitivity not scaled by the bound": lambda mp: mp.setattr(relational, "Neighbouring", _one_row_per_unit),
     "truncation after measuring": lambda mp: mp.setattr(relational, "bound_database", _bound_after_measuring),
+}
+DEEP_MUTATIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "a deep table's sensitivity not the product of the bounds":
+        lambda mp: mp.setattr(relational, "bound_database", _deep_rows_not_multiplied),
 }
 
 
@@ -153,18 +198,19 @@ def _counts(release: Any) -> list[tuple[np.ndarray, str, float]]:
     return found
 
 
-def _llr_runs(runs: int, seed: int, mutation: str = "") -> tuple[np.ndarray, np.ndarray, Claim]:
-    profile = relational_from_dict(PROFILE)
-    pair = databases()
+def _llr_runs(runs: int, seed: int, mutation: str = "", deep: bool = False) -> tuple[np.ndarray, np.ndarray, Claim]:
+    profile = relational_from_dict(DEEP_PROFILE if deep else PROFILE)
+    pair = deep_databases() if deep else databases()
+    structure = DEEP_STRUCTURE if deep else STRUCTURE
     statistics: list[list[float]] = [[], []]
     claims = []
     with pytest.MonkeyPatch.context() as mp:
         if mutation:
-            MUTATIONS[mutation](mp)
-        exact = [_counts(_release(db, NoNoise(0), profile, STRUCTURE)) for db in pair]
+            {**MUTATIONS, **DEEP_MUTATIONS}[mutation](mp)
+        exact = [_counts(_release(db, NoNoise(0), profile, structure)) for db in pair]
         for run in range(runs):
             for side, database in enumerate(pair):
-                release = _release(database, SeededNoise(seed + 2 * run + side), profile, STRUCTURE)
+                release = _release(database, SeededNoise(seed + 2 * run + side), profile, structure)
                 statistics[side].append(float(sum(
                     log_likelihood_ratio(values, a[0], b[0], mechanism, scale)
                     for (values, mechanism, scale), a, b in zip(_counts(release), *exact, strict=True))))
@@ -212,6 +258,17 @@ def test_a_person_with_more_children_than_the_bound_stays_within_the_claim(audit
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_a_broken_relational_release_is_caught(mutation: str, audit_strong: bool) -> None:
     result = _audit(_llr_runs(_runs("mutation", audit_strong), _seed(mutation), mutation))
+    assert result.violates, f"the audit missed the bug '{mutation}': {result.summary()}"
+
+
+def test_a_person_with_rows_three_levels_deep_stays_within_the_claim(audit_strong: bool) -> None:
+    result = _audit(_llr_runs(_runs("honest", audit_strong), _seed("deep honest"), deep=True))
+    assert not result.violates, f"the three-level release leaks more than it claims: {result.summary()}"
+
+
+@pytest.mark.parametrize("mutation", sorted(DEEP_MUTATIONS))
+def test_a_broken_three_level_release_is_caught(mutation: str, audit_strong: bool) -> None:
+    result = _audit(_llr_runs(_runs("mutation", audit_strong), _seed(mutation), mutation, deep=True))
     assert result.violates, f"the audit missed the bug '{mutation}': {result.summary()}"
 
 

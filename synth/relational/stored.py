@@ -1,0 +1,79 @@
+"""A relational release folder read back: its record (``relational.json``), the structure its keys
+give, each table's Description and each table's columns in order.
+
+What ``synth run DATABASE`` wrote is public (the release); reading it back spends nothing. The
+columns come from the record (releases since the record held them) or else from the synthetic
+database's header. ``generate_again`` (``synth generate RELEASE``) and the evaluation read a release
+through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synth.errors import InputFileError
+from synth.relational.keys import ForeignKey, Structure, TableKeys
+from synth.release.description import Description, load_description
+
+SYNTHETIC_NAMES = ("synthetic.sqlite", "synthetic.duckdb", "synthetic")
+RECORD = "relational.json"
+
+
+def is_release(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder holding a relational release's record."""
+    return (Path(path) / RECORD).is_file()
+
+
+@dataclass(frozen=True)
+class StoredRelease:
+    """A release folder's record, structure, Descriptions, each table's columns in order (keys
+    included) and the synthetic database's path."""
+
+    folder: Path
+    record: dict[str, Any]
+    structure: Structure
+    descriptions: dict[str, Description]
+    columns: dict[str, tuple[str, ...]]
+    synthetic: Path
+
+    @property
+    def count_columns(self) -> dict[str, str]:
+        """Each child table's count column in its parent's part."""
+        return {t["table"]: t["count_column"] for t in self.record["tables"] if "count_column" in t}
+
+
+def read_release(folder: str | os.PathLike[str]) -> StoredRelease:
+    """Read the release in ``folder``. InputFileError when it is not a complete relational release."""
+    path = Path(folder)
+    record_path = path / RECORD
+    if not record_path.is_file():
+        raise InputFileError(f"{path} holds no {RECORD}: pass the folder `synth run DATABASE -o FOLDER` wrote.")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        record = None
+    if not isinstance(record, dict) or record.get("format") != "synth relational release":
+        raise InputFileError(f"{record_path} is not a synth relational release record.")
+    synthetic = next((path / name for name in SYNTHETIC_NAMES if (path / name).exists()), None)
+    if synthetic is None:
+        raise InputFileError(f"{path} holds no synthetic database (one of {', '.join(SYNTHETIC_NAMES)}); it is not "
+                             "a complete release.")
+    tables = []
+    for entry in record["tables"]:
+        fks: tuple[ForeignKey, ...] = ()
+        if entry.get("foreign_key"):
+            parent, parent_key = str(entry["references"]).split(".", 1)
+            fks = (ForeignKey(entry["foreign_key"], parent, parent_key),)
+        tables.append(TableKeys(entry["table"], entry.get("primary_key"), fks))
+    descriptions = {entry["table"]: load_description(path / entry["description"]) for entry in record["tables"]}
+    if all("columns" in entry for entry in record["tables"]):
+        columns = {entry["table"]: tuple(entry["columns"]) for entry in record["tables"]}
+    else:
+        from synth.relational.source import read_database
+
+        columns = read_database(synthetic).columns
+    return StoredRelease(path, record, Structure.of(tables, columns), descriptions, columns, synthetic)
