@@ -5,7 +5,8 @@ For each database (benchmarks/relational_tables.py), ε and seed it:
 
 a. runs ``synth run DB.sqlite --profile P.toml --epsilon E --seed S -o OUT`` as a subprocess (the
    user's path; the profiles are benchmarks/relational_profiles/NAME.toml), timing it and reading
-   its peak resident memory from the kernel's accounting of that child process (``os.wait4``);
+   its peak resident memory from the kernel's accounting of that process (``os.wait4`` in a small
+   launcher, so that the benchmark's own memory is not counted);
 b. builds the **join-as-units baseline**: each child table joined with its parent's columns (named
    ``ROOT.col``, as synth names them) as one CSV, with a single-table profile holding the same
    public domains, and runs ``synth run join.csv --profile join.toml --epsilon E --seed S``. That
@@ -122,17 +123,34 @@ def synth_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "synth"]
 
 
+# Runs a command in a process forked from this small launcher and writes the command's own peak
+# memory (ru_maxrss, KiB) to the file named first. A process forked straight from the benchmark
+# would count the benchmark's own memory at the fork in its ru_maxrss (Linux keeps the high-water
+# mark across exec), and the benchmark holds the evaluations.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_synth(arguments: Sequence[str], log: Path) -> Run:
-    """Run ``synth ARGUMENTS`` in a fresh process, its output to ``log``; time it and read its peak
-    memory (ru_maxrss of that child, in KiB on Linux) from ``os.wait4``."""
+    """Run ``synth ARGUMENTS`` in a fresh process, its output to ``log``; time it and read its own peak
+    memory through ``LAUNCHER``."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    peak = log.with_suffix(".peak_kib")
     with log.open("w", encoding="utf-8") as sink:
         start = time.perf_counter()
-        process = subprocess.Popen([*synth_command(), *arguments], stdout=sink, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
+        done = subprocess.run([sys.executable, "-c", LAUNCHER, str(peak), *synth_command(), *arguments],
+                              stdout=sink, stderr=subprocess.STDOUT, check=False)
         seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
-    return Run(seconds, usage.ru_maxrss / 1024, process.returncode, log)
+    kib = float(peak.read_text(encoding="utf-8")) if peak.exists() else float("nan")
+    return Run(seconds, kib / 1024, done.returncode, log)
 
 
 def _check(run: Run, what: str) -> None:
