@@ -1,5 +1,5 @@
 """The relational benchmark (issue 33): synth's per-person releases of public databases, against the
-naive release and a join-as-units baseline, scored by ``synth.relational.evaluation``.
+naive release and a join-as-units baseline, scored by ``synth.evaluate.relational``.
 
 For each database (benchmarks/relational_tables.py), ε and seed it:
 
@@ -15,7 +15,7 @@ b. builds the **join-as-units baseline**: each child table joined with its paren
    guarantee, converted to ε at the same δ with synth's own conversion
    (``synth.privacy.composition.zcdp_to_approx_epsilon``), for k = the most child rows one root
    row has in this database (in general k is unbounded, and so is the baseline's ε);
-c. scores both with ``synth.relational.evaluation`` (``score_release`` and ``score_join`` below are
+c. scores both with ``synth.evaluate.relational`` (``score_release`` and ``score_join`` below are
    the only calls into it; the scores are left blank while that module does not exist);
 d. prints a results table, and appends it to benchmarks/RESULTS.md with ``--write-results``.
 
@@ -65,19 +65,19 @@ RESULTS_MD = HERE / "RESULTS.md"
 
 
 # --------------------------------------------------------------------------------------------
-# Scoring: the only calls into synth.relational.evaluation
+# Scoring: the only calls into synth.evaluate.relational
 # --------------------------------------------------------------------------------------------
 
 _MISSING_EVALUATION: list[str] = []
 
 
 def _evaluation() -> Any | None:
-    """The module ``synth.relational.evaluation``, or None (once said on the console) while it does not exist."""
+    """The module ``synth.evaluate.relational``, or None (once said on the console) while it does not exist."""
     try:
-        from synth.relational import evaluation
+        from synth.evaluate import relational as evaluation
     except ImportError as error:
         if not _MISSING_EVALUATION:
-            print(f"warning: synth.relational.evaluation cannot be imported ({error}); scores are left blank.")
+            print(f"warning: synth.evaluate.relational cannot be imported ({error}); scores are left blank.")
             _MISSING_EVALUATION.append(str(error))
         return None
     return evaluation
@@ -381,7 +381,7 @@ def report(results: Sequence[Result], data: Mapping[str, RelationalData], comman
         "",
         HEADER, *table_rows(results, data), "",
         "synth run: the whole `synth run DB.sqlite --profile P.toml` process (fresh process, its peak resident "
-        "memory). TVDs are means over seeds from `synth.relational.evaluation` (naive: its naive release; join "
+        "memory). TVDs are means over seeds from `synth.evaluate.relational` (naive: its naive release; join "
         "baseline: each child row joined with its parent's columns released as one table, each row a unit, scored on "
         "the same pairs). RI: share of synthetic child rows whose key names a synthetic parent. The join baseline "
         "spends ρ per child row; a person with k rows is a group of k, so per person it spends k²ρ, shown as ε at "

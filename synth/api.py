@@ -51,7 +51,7 @@ from synth.tables.tableio import parquet_available, read_table_chunks, write_tab
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
-    from synth.relational.evaluation import DatabaseEvaluation
+    from synth.evaluate.relational import DatabaseEvaluation
 
 DataLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
@@ -309,11 +309,11 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
                       force: bool = False, progress: Progress = SILENT) -> DatabaseEvaluation:
     """Compare a relational release (the folder ``synth run DATABASE`` wrote) with the original database
     (NOT a DP output: it reads the original): each table, children per parent, the marginals across
-    the relation and referential integrity, beside the naive release (``synth.relational.evaluation``).
+    the relation and referential integrity, beside the naive release (``synth.evaluate.relational``).
     ``report`` and ``json_path`` are written atomically when given (refused if they exist, unless
     ``force``), both checked before any work."""
-    from synth.relational.evaluation import evaluate_database as _evaluate_database
-    from synth.relational.report import write_database_report
+    from synth.evaluate.relational import evaluate_database as _evaluate_database
+    from synth.evaluate.relational_report import write_database_report
 
     for path in (report, json_path):
         if path is not None:

@@ -26,8 +26,8 @@ from synth.files import check_writable
 if TYPE_CHECKING:
     from synth.api import RunResult
     from synth.evaluate import Evaluation
+    from synth.evaluate.relational import DatabaseEvaluation
     from synth.progress import Progress
-    from synth.relational.evaluation import DatabaseEvaluation
     from synth.release.description import Description
 
 DEMO_TARGET = "income"

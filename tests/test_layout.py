@@ -32,7 +32,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {  # stage -> the stages it may import (
     # the curator and the engines, and generates through generation (beside release, above it)
     "relational": SHARED | {"columns", "tables", "privacy", "domains", "model", "engines", "release", "generation"},
     "pages": SHARED | {"release"},  # what the two HTML reports share
-    "evaluate": SHARED | {"columns", "tables", "domains", "release", "pages"},  # reads the original: not DP
+    # reads the original: not DP (a relational release too: its keys, its stored Descriptions)
+    "evaluate": SHARED | {"columns", "tables", "domains", "release", "relational", "pages"},
     "inspect": SHARED | {"columns", "model", "engines", "release", "generation", "evaluate", "pages"},
     "verbs": frozenset({"shared", "columns", "tables", "privacy", "domains", "model", "engines", "release",
                         "generation", "relational", "pages", "evaluate", "inspect"}),  # the user's verbs: api, cli

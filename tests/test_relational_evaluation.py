@@ -15,7 +15,7 @@ from relational_cases import hospital, write_duckdb, write_profile, write_sqlite
 from synth import api
 from synth.cli import main
 from synth.errors import InputFileError, RelationalError
-from synth.relational.evaluation import (
+from synth.evaluate.relational import (
     DEGREE_EDGES,
     cross_relation_tvd,
     degree_buckets,

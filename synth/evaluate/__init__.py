@@ -6,7 +6,9 @@ Hands on an ``Evaluation`` (metrics, JSON) and one HTML report; nothing of it go
 discretisation drafted from the original (``discretisation``; a release's own schema is scored beside
 it), and returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML utility and
 privacy diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
-(``report``).
+(``report``). A relational release is compared with its original database by ``relational``
+(``evaluate_database``: each table, links, children per parent, marginals across a relation, beside
+the naive release) and rendered by ``relational_report``.
 
 The public names are imported on first use, so a module that needs one light piece (the inspector
 takes ``association.cramers_v``) does not load scikit-learn and matplotlib with it.

@@ -106,9 +106,6 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
                                 "one noisy, charged count per child table (parents cut to the bound), released by "
                                 "CountRelease; the tables themselves go to the release's describer (find_schema, "
                                 "measure_table)"),
-    "relational/evaluation.py": (frozenset({"encode"}),
-                                 "the relational evaluation codes the original's join and parents on the release's "
-                                 "schema to compare them with the synthetic database's; its output is not DP and says so"),
     "evaluate/": (frozenset({"encode", "parse_values", "text_counts"}),
                   "evaluation compares the original with the synthetic table on a discretisation drafted from "
                   "the original's values; its output is not DP and says so"),
@@ -136,7 +133,6 @@ PANDAS_ALLOWED = {
     "relational/bounding.py": "drops orphans and children beyond the bound, and joins children to their parents' columns",
     "relational/generation.py": "builds the synthetic tables",
     "relational/writing.py": "writes the synthetic tables to a database",
-    "relational/evaluation.py": "compares the original and synthetic databases (not DP)",
 }
 
 

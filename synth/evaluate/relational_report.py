@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from synth.evaluate.relational import DatabaseEvaluation, Degrees, degree_buckets
 from synth.files import atomic_write_text, check_writable
 from synth.pages.htmlpage import banner, budget_text, escape, facts, figures_module, image, number, page, table
-from synth.relational.evaluation import DatabaseEvaluation, Degrees, degree_buckets
 
 PAIRS_SHOWN = 40  # the worst pairs of a child table's cross-relation marginals
 
