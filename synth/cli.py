@@ -175,8 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sampling(p)
     _add_common(p)
 
-    p = sub.add_parser("inspect", help="print what a Description holds: ledger and noisy distributions")
-    p.add_argument("description", type=Path)
+    p = sub.add_parser("inspect", help="print what a Description holds: ledger and noisy distributions (or what a "
+                       "relational release holds: its guarantee, bounds and spending per table)")
+    p.add_argument("description", type=Path, help="a Description, or a relational release folder")
     p.add_argument("--report", type=Path, metavar="PATH",
                    help="write a self-contained HTML report (summary, ledger, structure, distributions, "
                         "dependence) instead of printing")
@@ -430,7 +431,16 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_inspect(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
     from synth.inspect import inspect_report, inspect_text
+    from synth.relational.stored import is_release, read_release, summary_lines
     from synth.release.description import load_description
+
+    if is_release(args.description):
+        if args.report is not None:
+            from synth.errors import RelationalError
+            raise RelationalError("--report is for one Description; for a relational release, inspect each table's "
+                                  "Description (TABLE.description.json in the release folder) with --report.")
+        print("\n".join(summary_lines(read_release(args.description))))
+        return
 
     description = load_description(args.description)
     if args.report is None:

@@ -154,3 +154,14 @@ def test_synth_generate_draws_a_new_database_from_the_release_without_the_origin
     assert main(["generate", str(release), "-o", str(out)]) != 0  # exists: refused
     assert main(["generate", str(release), "-o", str(tmp_path / "x.sqlite"), "--condition", "sex=F"]) != 0
     assert "not supported for a relational release" in capsys.readouterr().err
+
+
+def test_synth_inspect_on_a_release_folder_prints_its_guarantee_and_each_tables_bound(released, tmp_path, capsys) -> None:
+    _, release = released
+    assert main(["inspect", str(release)]) == 0
+    out = capsys.readouterr().out
+    assert "privacy unit: a row of the root table 'patients'" in out and "spent epsilon=4, delta=1e-09 per person" in out
+    assert "- visits: primary key 'visit_id'" in out and "up to 5 row(s) per person" in out
+    assert "at most 5 rows measured per parent (profile)" in out
+    assert main(["inspect", str(release), "--report", str(tmp_path / "r.html")]) != 0
+    assert "inspect each table's Description" in capsys.readouterr().err

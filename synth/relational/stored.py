@@ -77,3 +77,31 @@ def read_release(folder: str | os.PathLike[str]) -> StoredRelease:
 
         columns = read_database(synthetic).columns
     return StoredRelease(path, record, Structure.of(tables, columns), descriptions, columns, synthetic)
+
+
+def summary_lines(stored: StoredRelease) -> list[str]:
+    """What the release holds, for ``synth inspect RELEASE``: the guarantee, and per table its keys,
+    bound, rows per person, share of the budget and spending (all public: the record)."""
+    record = stored.record
+    spent, budget = record["spent"], record["budget"]
+    lines = [f"relational release of {len(record['tables'])} tables, root {record['root']!r}",
+             f"privacy unit: {record['privacy_unit']}",
+             f"spent epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g} per person (budget epsilon="
+             f"{budget['epsilon']:.6g}, delta={budget['delta']:.3g}; {spent.get('notion', '')})"
+             + ("; SEEDED: no privacy guarantee" if record.get("noise", {}).get("seeded") else ""),
+             f"row counts: {record['row_counts']}"]
+    weights = record.get("budget_split", {}).get("weights", {})
+    for entry in record["tables"]:
+        text = (f"- {entry['table']}: primary key {entry.get('primary_key')!r}, {entry['measurements']} measurements, "
+                f"spent epsilon={entry['spent']['epsilon']:.6g} on its own, budget weight "
+                f"{weights.get(entry['table'], 1.0):g}, up to {entry.get('rows_per_unit', 1)} row(s) per person")
+        if entry.get("foreign_key"):
+            over = entry.get("parents_over_bound") or {}
+            text += (f"; references {entry['references']} through {entry['foreign_key']!r}, at most "
+                     f"{entry['max_children']} rows measured per parent ({entry['max_children_source']}), counts "
+                     f"kept up to {entry.get('max_count', entry['max_children'])}; about {max(over.get('noisy', 0), 0):.0f}"
+                     f" parents had more (noise deviation {over.get('std', 0):.1f})")
+        lines.append(text)
+    lines.append(f"each table's Description: {', '.join(str(stored.folder / e['description']) for e in record['tables'])} "
+                 "(synth inspect DESCRIPTION shows one)")
+    return lines
