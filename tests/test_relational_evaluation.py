@@ -21,8 +21,8 @@ from synth.evaluate.relational import (
     degree_buckets,
     degree_histogram,
     evaluate_database,
-    load_release,
 )
+from synth.relational.stored import read_release
 
 CASE_SEED = 3
 
@@ -88,7 +88,7 @@ def test_a_broken_link_counts_against_referential_integrity(released, tmp_path) 
 
 def test_a_join_released_as_one_table_is_scored_on_the_same_pairs(released) -> None:
     database, release = released
-    files = load_release(release)
+    files = read_release(release)
     with sqlite3.connect(database) as connection:
         import pandas as pd
         joined = pd.read_sql_query("SELECT v.ward, p.sex AS \"patients.sex\", p.age AS \"patients.age\" "

@@ -28,7 +28,6 @@ import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,10 +39,9 @@ from synth.evaluate import Evaluation, evaluate
 from synth.evaluate.fidelity import tvds
 from synth.progress import SILENT, Progress
 from synth.relational.bounding import parent_column
-from synth.relational.keys import ForeignKey, Structure, TableKeys
+from synth.relational.keys import ForeignKey, TableKeys
 from synth.relational.source import Database, read_database, shown
-from synth.relational.stored import read_release
-from synth.release.description import Description
+from synth.relational.stored import StoredRelease, read_release
 
 #: children per parent are compared in these buckets: bucket i holds EDGES[i] .. EDGES[i+1] - 1
 DEGREE_EDGES = (0, 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001)
@@ -66,46 +64,6 @@ def degree_histogram(degrees: np.ndarray) -> np.ndarray:
 
 def _tvd(a: np.ndarray, b: np.ndarray) -> float:
     return 0.5 * float(np.abs(a - b).sum())
-
-
-@dataclass(frozen=True)
-class ReleaseFiles:
-    """What a release folder holds: its record (``relational.json``), its structure, each table's
-    Description, and the synthetic database read back."""
-
-    folder: Path
-    record: dict[str, Any]
-    structure: Structure
-    descriptions: dict[str, Description]
-    synthetic: Database
-
-    @property
-    def root(self) -> TableKeys:
-        return self.structure.root
-
-    def modelled(self, table: str) -> list[str]:
-        """The columns of ``table``'s part that are its own (its children counts included; a part's
-        schema also holds its parent's columns, named ``PARENT.COLUMN``)."""
-        names = self.descriptions[table].schema.names
-        keys = self.structure.table(table)
-        if not keys.foreign_keys:
-            return list(names)
-        parent = keys.foreign_keys[0].parent
-        inherited = {parent_column(parent, n) for n in self.modelled(parent)}
-        return [n for n in names if n not in inherited]
-
-    def own_columns(self, table: str) -> list[str]:
-        """The modelled columns of ``table`` itself: its part's own columns without its children counts."""
-        counts = {t["count_column"] for t in self.record["tables"]
-                  if t.get("references", "").split(".")[0] == table and "count_column" in t}
-        return [n for n in self.modelled(table) if n not in counts]
-
-
-def load_release(folder: str | os.PathLike[str]) -> ReleaseFiles:
-    """Read a relational release folder and its synthetic database. InputFileError when it is not one."""
-    stored = read_release(folder)
-    return ReleaseFiles(stored.folder, stored.record, stored.structure, stored.descriptions,
-                        read_database(stored.synthetic))
 
 
 @dataclass(frozen=True)
@@ -262,12 +220,13 @@ class _Comparison:
     """The original database and a release, with what both scores share: which pairs cross each
     relation, and the original's join."""
 
-    def __init__(self, original: Database, release: ReleaseFiles) -> None:
+    def __init__(self, original: Database, release: StoredRelease) -> None:
         missing = [t.name for t in release.structure.tables if t.name not in original.frames]
         if missing:
             raise RelationalError(f"the original database lacks table(s) {missing} that the release holds; pass the "
                                   "database the release was made from.")
         self.original, self.release = original, release
+        self._original_joins: dict[str, pd.DataFrame] = {}
 
     def parent(self, child: TableKeys) -> TableKeys:
         return self.release.structure.parent(child)
@@ -283,9 +242,11 @@ class _Comparison:
                        self.release.own_columns(parent.name))
 
     def cross_tvds(self, child: TableKeys, synthetic_joined: pd.DataFrame) -> np.ndarray:
+        """The pairs' TVDs of ``synthetic_joined`` against the original's join (joined once per child)."""
+        if child.name not in self._original_joins:
+            self._original_joins[child.name] = self.joined(self.original.frames, child, self.original.frames[child.name])
         schema = self.release.descriptions[child.name].schema
-        original = self.joined(self.original.frames, child, self.original.frames[child.name])
-        return _pair_tvds(schema, self.pairs(child), original, synthetic_joined)
+        return _pair_tvds(schema, self.pairs(child), self._original_joins[child.name], synthetic_joined)
 
 
 def cross_relation_tvd(original: str | os.PathLike[str], release: str | os.PathLike[str], child: str,
@@ -293,7 +254,7 @@ def cross_relation_tvd(original: str | os.PathLike[str], release: str | os.PathL
     """Mean TVD of the (parent column × child column) marginals of ``synthetic_joined`` (child rows
     with their parent's columns named ``ROOT.COLUMN``, e.g. a single-table release of the join)
     against the original database's join, on the pairs and schema of ``release``'s child part."""
-    files = load_release(release)
+    files = read_release(release)
     comparison = _Comparison(read_database(original, _markers(files)), files)
     keys = next((t for t in files.structure.children if t.name == child), None)
     if keys is None:
@@ -303,18 +264,18 @@ def cross_relation_tvd(original: str | os.PathLike[str], release: str | os.PathL
     return float(values.mean()) if values.size else float("nan")
 
 
-def _markers(files: ReleaseFiles) -> tuple[str, ...]:
-    return files.descriptions[files.root.name].schema.missing_markers
+def _markers(files: StoredRelease) -> tuple[str, ...]:
+    return files.descriptions[files.structure.root.name].schema.missing_markers
 
 
 def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLike[str], *, seed: int = 0,
                       progress: Progress = SILENT) -> DatabaseEvaluation:
     """Compare the release in the folder ``release`` with the database at ``original`` (module docstring)."""
-    files = load_release(release)
+    files = read_release(release)
     progress.message(f"reading the original database {shown(original)}")
     comparison = _Comparison(read_database(original, _markers(files)), files)
-    source, synthetic = comparison.original.frames, files.synthetic.frames
-    root = files.root
+    source, synthetic = comparison.original.frames, read_database(files.synthetic).frames
+    root = files.structure.root
     rng = np.random.default_rng(seed)
     tables, rows = {}, {}
     for keys in files.structure.tables:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import InputFileError
+from synth.relational.bounding import parent_column
 from synth.relational.keys import ForeignKey, Structure, TableKeys
 from synth.release.description import Description, load_description
 
@@ -44,6 +45,22 @@ class StoredRelease:
     def count_columns(self) -> dict[str, str]:
         """Each child table's count column in its parent's part."""
         return {t["table"]: t["count_column"] for t in self.record["tables"] if "count_column" in t}
+
+    def modelled(self, table: str) -> list[str]:
+        """The columns of ``table``'s part that are its own (its children counts included; a part's
+        schema also holds its parent's columns, named ``PARENT.COLUMN``)."""
+        names = self.descriptions[table].schema.names
+        keys = self.structure.table(table)
+        if not keys.foreign_keys:
+            return list(names)
+        parent = keys.foreign_keys[0].parent
+        inherited = {parent_column(parent, n) for n in self.modelled(parent)}
+        return [n for n in names if n not in inherited]
+
+    def own_columns(self, table: str) -> list[str]:
+        """The modelled columns of ``table`` itself: its part's own columns without its children counts."""
+        counts = {self.count_columns[child.name] for child in self.structure.children_of(table)}
+        return [n for n in self.modelled(table) if n not in counts]
 
 
 def read_release(folder: str | os.PathLike[str]) -> StoredRelease:
