@@ -114,11 +114,12 @@ class _Kept:
     rows_per_unit: int
 
 
-def _single_keys(frame: pd.DataFrame, keys: TableKeys) -> tuple[pd.DataFrame, pd.Series, int]:
-    """The rows whose primary key is present and unique, their keys as text, and how many were dropped."""
-    if not keys.primary_key:
+def _single_keys(frame: pd.DataFrame, key: str | None) -> tuple[pd.DataFrame, pd.Series, int]:
+    """The rows whose ``key`` is present and unique, their keys as text, and how many were dropped
+    (every row, with no keys, when ``key`` is None: a table nothing references)."""
+    if key is None:
         return frame, pd.Series([None] * len(frame), dtype=object), 0
-    text = _keyed(frame[keys.primary_key])
+    text = _keyed(frame[key])
     single = (~text.duplicated(keep=False) & text.notna()).to_numpy()
     return frame[single], text[single], int((~single).sum())
 
@@ -139,7 +140,7 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
     lacks), top down, and build the tables to measure (module docstring). A parent's count of
     children is kept up to ``count_caps[child]`` (at least the bound; default the bound)."""
     root_keys = structure.root
-    root_frame, root_text, repeated = _single_keys(frames[root_keys.name], root_keys)
+    root_frame, root_text, repeated = _single_keys(frames[root_keys.name], root_keys.primary_key)
     root = root_frame.drop(columns=list(root_keys.key_columns)).reset_index(drop=True)
     kept = {root_keys.name: _Kept(pd.Series(np.arange(len(root)), index=root_text.to_numpy()), root.copy(),
                                   frozenset(), 1)}
@@ -147,9 +148,9 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
     cut: list[tuple[TableKeys, int, int, pd.DataFrame, np.ndarray, np.ndarray, int, int, int]] = []
     for child_keys in structure.children:
         parent = kept[child_keys.foreign_keys[0].parent]
-        has_children = bool(structure.children_of(child_keys.name))
-        frame, own_text, repeated_here = _single_keys(frames[child_keys.name], child_keys) if has_children else (
-            frames[child_keys.name], pd.Series([None] * len(frames[child_keys.name]), dtype=object), 0)
+        referenced = bool(structure.children_of(child_keys.name))
+        frame, own_text, repeated_here = _single_keys(frames[child_keys.name],
+                                                      child_keys.primary_key if referenced else None)
         parent_text = _keyed(frame[child_keys.foreign_keys[0].column])
         parent_at = parent_text.map(parent.position)
         linked = parent_at.notna().to_numpy()

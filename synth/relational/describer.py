@@ -309,12 +309,12 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
             query=f"count of {child.parent} rows with more than {child.max_children} {child.name} rows")
         over_bound[child.name] = {"noisy": float(over.values[0]), "std": over.std}
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.rows_per_unit))
-        given = [*(replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]),
-                 *count_columns_of(child.name, structure, bounded)]
+        from_parent = [replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]]
+        given = [*from_parent, *count_columns_of(child.name, structure, bounded)]
         result = _describe_part(child.own, child.joined, given, profile.table_profile(child.name), counts,
                                 delta, progress, notes)
         _encoding_notes(result, report_to)
-        inherited = {c.name for c in given} - {c.name for c in count_columns_of(child.name, structure, bounded)}
+        inherited = {c.name for c in from_parent}
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
         released.append(TablePart(child.name, result.description, part.limit, child.max_children,
                                   bounds[child.name][1], child.rows_per_unit, child.count_cap,
