@@ -304,6 +304,13 @@ def run_database(data: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
                          report_to=report_to)
 
 
+def _check_outputs(force: bool, *paths: str | os.PathLike[str] | None) -> None:
+    """Refuse, before any work, an output that exists (unless ``force``) or whose folder is missing."""
+    for path in paths:
+        if path is not None:
+            check_writable(Path(path), force)
+
+
 def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLike[str], *, seed: int = 0,
                       report: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None,
                       force: bool = False, progress: Progress = SILENT) -> DatabaseEvaluation:
@@ -315,9 +322,7 @@ def evaluate_database(original: str | os.PathLike[str], release: str | os.PathLi
     from synth.evaluate.relational import evaluate_database as _evaluate_database
     from synth.evaluate.relational_report import write_database_report
 
-    for path in (report, json_path):
-        if path is not None:
-            check_writable(Path(path), force)
+    _check_outputs(force, report, json_path)
     evaluation = _evaluate_database(original, release, seed=seed, progress=progress)
     if json_path is not None:
         atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
@@ -386,9 +391,7 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     from synth.evaluate import evaluate as _evaluate  # the evaluation stack: only when used
     from synth.evaluate import write_report
 
-    outputs = [Path(p) for p in (report, json_path) if p is not None]
-    for path in outputs:
-        check_writable(path, force)
+    _check_outputs(force, report, json_path)
     if description is not None and not isinstance(description, Description):
         description = load_description(description)
     evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description)
