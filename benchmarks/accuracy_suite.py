@@ -1,4 +1,4 @@
-"""The accuracy suite (issue 31): synth's aim and mst against Private-PGM (mbi 2.0) on twelve coded
+"""The accuracy suite (issue 31): synth's aim and mst against Private-PGM (mbi 2.0) on fifteen coded
 public tables, through the user's path.
 
 One command, from the repository root (synth installed with the realdata and suite extras, in an
