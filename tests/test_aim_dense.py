@@ -10,6 +10,7 @@ import pytest
 from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.engines.aim import DENSE_DEVIATIONS, cell_signal, covering_rounds, dense_plan, planned_rounds
+from synth.engines.base import EngineResult
 from synth.privacy import gaussian_sigma
 from synth.progress import SILENT
 from tests.test_engines import chain_data, curator_for
@@ -35,6 +36,14 @@ def _three_way_error(codes: np.ndarray, domain: Domain, options: dict, seed: int
         fitted = model.marginal(list(q))
         errors.append(0.5 * float(np.abs(true / true.sum() - fitted / fitted.sum()).sum()))
     return float(np.mean(errors))
+
+
+def _run_unset(codes: np.ndarray, domain: Domain, epsilon: float) -> tuple[float, int, EngineResult]:
+    """aim with its rounds unset: the budget, the rounds ``planned_rounds`` gives it, and the result."""
+    curator = curator_for(codes, domain, epsilon)
+    total = curator.remaining()
+    planned = planned_rounds(len(domain.names), total)
+    return total, planned, make_engine("aim", {"iterations": 20}).describe(curator, SILENT)
 
 
 def test_covering_rounds_measure_each_column_then_each_workload_marginal_within_sixteen_per_column():
@@ -64,10 +73,7 @@ def test_a_table_is_dense_when_a_mean_workload_cell_holds_the_threshold_in_devia
 
 def test_a_dense_table_gets_the_covering_rounds_and_is_fitted_far_better_than_with_the_budgets_plan():
     codes, domain = _random_joint(100_000)
-    curator = curator_for(codes, domain, 1.0)
-    total = curator.remaining()
-    planned = planned_rounds(6, total)
-    result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)
+    total, planned, result = _run_unset(codes, domain, 1.0)
     first = result.measurements[0]
     assert first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
     assert planned < covering_rounds(20, 6)  # so the rest of the budget is re-planned in 26 - 1 rounds
@@ -108,10 +114,6 @@ def test_a_dense_table_gets_no_coarse_candidates_unless_they_are_asked_for(monke
 
 
 def test_a_sparse_table_keeps_the_budgets_plan():
-    codes, domain = chain_data(2000)
-    curator = curator_for(codes, domain, 0.3)
-    total = curator.remaining()
-    planned = planned_rounds(5, total)
-    result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)
+    total, planned, result = _run_unset(*chain_data(2000), 0.3)
     round_one = next(m for m in result.measurements if len(m.attrs) > 1)
     assert round_one.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
