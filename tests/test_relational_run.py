@@ -16,6 +16,7 @@ from relational_cases import hospital, read_sqlite, write_duckdb, write_folder, 
 from synth import api
 from synth.cli import main
 from synth.errors import DataError
+from synth.relational.stored import read_release, summary_lines
 from synth.release.description import load_description
 
 
@@ -108,6 +109,37 @@ def test_run_without_a_profile_finds_domains_under_dp(tmp_path, capsys) -> None:
     tables = read_sqlite(out / "synthetic.sqlite")
     assert tables["visits"]["patient_id"].isin(tables["patients"]["patient_id"]).all()
     assert set(tables["visits"]["ward"].dropna()) <= {"A", "B", "C", "<OTHER>"}
+
+
+def test_without_a_profile_the_count_cap_is_chosen_under_dp_so_parents_keep_their_many_children(tmp_path, capsys):
+    data = write_sqlite(hospital(800, rate_f=30.0, rate_m=30.0), tmp_path / "hospital.sqlite")  # about 30 visits each
+    out = tmp_path / "release"
+    code = main(["run", str(data), "--epsilon", "20", "--engine", "mst", "--seed", "3", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = json.loads((out / "relational.json").read_text(encoding="utf-8"))
+    visits = next(t for t in record["tables"] if t["table"] == "visits")
+    assert visits["max_children"] == 10 and visits["max_children_source"] == "default"  # measured rows: still 10
+    assert visits["max_count_source"] == "dp" and 40 <= visits["max_count"] <= 64  # 99 % of 30 ± 5.5 is about 43
+    choosing = [e for e in record["ledger"] if "to choose max_children and max_count" in e["query"]]
+    assert len(choosing) == 1 and choosing[0]["sensitivity"] == 1
+    tables = read_sqlite(out / "synthetic.sqlite")
+    per_patient = tables["visits"].groupby("patient_id").size()
+    assert 25 <= per_patient.mean() <= 35  # the old cap of 10 gave at most 10 each
+    assert f"counts kept up to {visits['max_count']} (dp)" in "\n".join(summary_lines(read_release(out)))
+
+
+def test_a_profiles_bound_without_max_count_is_the_cap_and_nothing_is_spent_to_choose_it(tmp_path) -> None:
+    data = write_sqlite(hospital(300), tmp_path / "hospital.sqlite")
+    profile = tmp_path / "p.toml"
+    profile.write_text("""[release]\nepsilon = 5.0\ndelta = 1e-6\naccept_data_derived_domains = true\n
+[tables.patients]\nprimary_key = "patient_id"\n
+[tables.visits]\nprimary_key = "visit_id"\nforeign_key = "patient_id"\nreferences = "patients"\nmax_children = 4\n""")
+    out = tmp_path / "release"
+    assert main(["run", str(data), "--profile", str(profile), "--engine", "mst", "--seed", "1", "-q", "-o", str(out)]) == 0
+    record = json.loads((out / "relational.json").read_text(encoding="utf-8"))
+    visits = next(t for t in record["tables"] if t["table"] == "visits")
+    assert (visits["max_count"], visits["max_count_source"]) == (4, "max_children")
+    assert not [e for e in record["ledger"] if "max_count" in e["query"]]
 
 
 def test_the_table_verb_refuses_a_database(tmp_path) -> None:

@@ -87,9 +87,10 @@ class BoundedDatabase:
     repeated_keys: int
 
 
-#: chooses a child's bound while bounding: (the child table, each kept parent row's number of its
-#: rows, the parent's rows per unit) -> max_children
-BoundChooser = Callable[[TableKeys, np.ndarray, int], int]
+#: chooses a child's bound and its parents' count cap while bounding, where either is not given: (the
+#: child table, each kept parent row's number of its rows, the parent's rows per unit) -> (max_children,
+#: count cap); a given value is kept and the chosen one for it ignored
+BoundChooser = Callable[[TableKeys, np.ndarray, int], tuple[int, int]]
 
 
 def _keyed(values: pd.Series) -> pd.Series:
@@ -136,9 +137,9 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
                    rng: np.random.Generator, choose: BoundChooser | None = None,
                    count_caps: Mapping[str, int] | None = None) -> BoundedDatabase:
     """Drop orphans and rows of repeated keys, keep at most ``max_children[child]`` rows of each child
-    table per parent row (in a random order from ``rng``; ``choose`` gives the bounds ``max_children``
-    lacks), top down, and build the tables to measure (module docstring). A parent's count of
-    children is kept up to ``count_caps[child]`` (at least the bound; default the bound)."""
+    table per parent row (in a random order from ``rng``), top down, and build the tables to measure
+    (module docstring). A parent's count of children is kept up to ``count_caps[child]`` (at least the
+    bound). ``choose`` gives the bounds and caps these lack; without it a cap defaults to the bound."""
     root_keys = structure.root
     root_frame, root_text, repeated = _single_keys(frames[root_keys.name], root_keys.primary_key)
     root = root_frame.drop(columns=list(root_keys.key_columns)).reset_index(drop=True)
@@ -157,14 +158,16 @@ def bound_database(frames: Mapping[str, pd.DataFrame], structure: Structure, max
         with_cut_parent = int(parent_text[~linked].isin(parent.cut_keys).sum())
         at = parent_at[linked].to_numpy(dtype=np.int64)
         every = np.bincount(at, minlength=len(parent.with_counts))
-        if child_keys.name in max_children:
-            bound = int(max_children[child_keys.name])
-        elif choose is not None:
-            bound = int(choose(child_keys, every, parent.rows_per_unit))
-        else:
+        given_bound, given_cap = max_children.get(child_keys.name), (count_caps or {}).get(child_keys.name)
+        if choose is not None and (given_bound is None or given_cap is None):
+            chosen_bound, chosen_cap = choose(child_keys, every, parent.rows_per_unit)
+            given_bound = chosen_bound if given_bound is None else given_bound
+            given_cap = chosen_cap if given_cap is None else given_cap
+        if given_bound is None:
             raise KeyError(f"no bound for {child_keys.name!r}")
+        bound = int(given_bound)
         keep = _kept_rank(at, rng) < bound
-        cap = max(bound, (count_caps or {}).get(child_keys.name, bound))
+        cap = max(bound, bound if given_cap is None else int(given_cap))
         name = count_column(child_keys.name, list(parent.with_counts.columns))
         counts[child_keys.name] = name
         parent.with_counts[name] = np.minimum(every, cap)

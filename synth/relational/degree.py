@@ -1,12 +1,16 @@
-"""Choosing a child table's ``max_children`` under DP, when the profile says ``max_children = "dp"``.
+"""Choosing a child table's ``max_children`` and the cap of its parents' counts under DP.
 
-The number of children per parent (among parents with at least one) is counted in public buckets
-(1, 2, 3, 4, 5-6, 7-8, 9-12, ..., 65 and more: ``EDGES``) and released as a noisy histogram, charged
-on the child table's share of the budget. Each person is one parent, in one bucket, so one unit added
-or removed moves one cell by one: sensitivity 1. The bound is the top of the bucket where the noisy
-counts (negatives read as 0) reach ``QUANTILE`` of their total: post-processing of the release.
-Buckets keep the noise of empty tail cells from pushing the quantile up. Nothing is read here but the
-per-parent counts handed in; the histogram leaves only through ``CountRelease``.
+``max_children = "dp"`` in the profile, or no ``max_count`` beside a bound the profile does not give
+(a release without a profile), has them read from the data under DP: the number of children per
+parent (among parents with at least one) is counted in the public buckets of the count column (1, 2,
+3, 4, 5-6, 7-8, 9-12, ..., 10,001 and more: ``COUNT_CUTS``) and released as one noisy histogram,
+charged on the child table's share of the budget. Each person is one parent, in one bucket, so one
+unit added or removed moves one cell by one: sensitivity 1 (times the parent's rows per unit). The
+bound is the top of the bucket where the noisy counts (negatives read as 0) reach ``QUANTILE`` of
+their total, at most ``MOST_CHILDREN``; the cap, where they reach ``CAP_QUANTILE``: post-processing
+of the one release. Buckets keep the noise of empty tail cells from pushing the quantiles up.
+Nothing is read here but the per-parent counts handed in; the histogram leaves only through
+``CountRelease``.
 """
 
 from __future__ import annotations
@@ -15,21 +19,33 @@ import numpy as np
 
 from synth.privacy.curator import CountRelease
 
-EDGES = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101)  # bucket i holds edges[i] .. edges[i+1] - 1
+#: the public buckets of a count of children: bucket i holds COUNT_CUTS[i-1] .. COUNT_CUTS[i] - 1
+#: (bucket 0 holds 0), each about 1.5 times the last; the last holds 10,001 and more
+COUNT_CUTS = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001, 2001, 5001, 10001)
 QUANTILE = 0.95  # share of parents (with children) that keep all of theirs, on the noisy counts
+MOST_CHILDREN = 100  # a chosen max_children is at most this (each kept row costs noise in every child marginal)
+CAP_QUANTILE = 0.99  # share of parents (with children) whose count is kept whole, on the noisy counts
 SHARE = 0.05  # of a child table's part
 
 
-def dp_bound(degrees: np.ndarray, counts: CountRelease, budget: float, child: str, root: str) -> int:
-    """``max_children`` for ``child``: the noisy ``QUANTILE`` of ``degrees`` (each root row's number of
-    ``child`` rows, capped at the last edge), from a histogram released with ``budget`` through ``counts``."""
-    capped = np.minimum(np.asarray(degrees, dtype=np.int64), EDGES[-1] - 1)
-    bucket = np.searchsorted(np.array(EDGES), capped, side="right") - 1
-    histogram = np.bincount(bucket[capped >= 1], minlength=len(EDGES) - 1)
+def dp_choice(degrees: np.ndarray, counts: CountRelease, budget: float, child: str, root: str) -> tuple[int, int]:
+    """``max_children`` and the count cap for ``child``: the noisy ``QUANTILE`` (at most
+    ``MOST_CHILDREN``) and ``CAP_QUANTILE`` (at least the bound) of ``degrees`` (each parent row's
+    number of ``child`` rows), from one histogram released with ``budget`` through ``counts``."""
+    degrees = np.asarray(degrees, dtype=np.int64)
+    bucket = np.searchsorted(np.array(COUNT_CUTS), degrees, side="right")  # 0 holds no children
+    histogram = np.bincount(bucket[degrees >= 1] - 1, minlength=len(COUNT_CUTS))
     noisy = counts.release(histogram, budget, query=f"histogram of {child} rows per {root} row (buckets "
-                           f"{', '.join(map(str, EDGES[:-1]))} and more), to choose max_children")
+                           f"{', '.join(map(str, COUNT_CUTS))} and more), to choose max_children and max_count")
     mass = np.clip(noisy.values, 0, None).astype(float)
     if not mass.sum() > 0:
-        return 1
-    reached = int(np.searchsorted(np.cumsum(mass) / mass.sum(), QUANTILE))
-    return EDGES[min(reached, len(EDGES) - 2) + 1] - 1
+        return 1, 1
+    share = np.cumsum(mass) / mass.sum()
+    bound = min(_top(int(np.searchsorted(share, QUANTILE))), MOST_CHILDREN)
+    return bound, max(bound, _top(int(np.searchsorted(share, CAP_QUANTILE))))
+
+
+def _top(bucket: int) -> int:
+    """The largest count in histogram bucket ``bucket`` (bucket i: COUNT_CUTS[i] .. COUNT_CUTS[i+1] - 1);
+    the open last bucket counts as its first value."""
+    return COUNT_CUTS[bucket + 1] - 1 if bucket + 1 < len(COUNT_CUTS) else COUNT_CUTS[-1]

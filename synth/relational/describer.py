@@ -61,8 +61,9 @@ from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT, Progress
 from synth.relational import degree
 from synth.relational.bounding import BoundChooser, BoundedDatabase, bound_database, parent_column
+from synth.relational.degree import COUNT_CUTS
 from synth.relational.keys import Structure, TableKeys
-from synth.relational.profile import DEFAULT_MAX_CHILDREN, DP_BOUND, RelationalProfile
+from synth.relational.profile import DEFAULT_MAX_CHILDREN, RelationalProfile
 from synth.relational.source import Database
 from synth.release.describer import DescribeResult, check_domain_sources, find_schema, measure_table
 from synth.release.description import Description
@@ -70,7 +71,6 @@ from synth.tables.counting import as_table
 
 OVER_BOUND_SHARE = 0.05  # of a child part: the noisy count of parents cut to the bound
 COUNT_BINS_UP_TO = 16  # a children-count column of a cap up to here has one bin per count, else COUNT_CUTS
-COUNT_CUTS = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 501, 1001, 2001, 5001, 10001)
 PRIVACY_UNIT = ("a row of the root table {root!r} with every row of {children} that references it, directly or "
                 "through other rows (add-remove: neighbouring databases differ by one such unit)")
 
@@ -89,6 +89,7 @@ class TablePart:
     rows_per_unit: int = 1
     count_cap: int | None = None
     weight: float = 1.0
+    count_cap_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class RelationalRelease:
                 fk = keys.foreign_keys[0]
                 entry.update(foreign_key=fk.column, references=f"{fk.parent}.{fk.parent_column}",
                              max_children=part.max_children, max_children_source=part.bound_source,
-                             max_count=part.count_cap,
+                             max_count=part.count_cap, max_count_source=part.count_cap_source,
                              count_column=self.count_columns[part.table],
                              parents_over_bound=self.over_bound[part.table])
             tables.append(entry)
@@ -179,21 +180,33 @@ def _public_bounds(profile: RelationalProfile, structure: Structure) -> dict[str
     return bounds
 
 
-def _dp_chooser(profile: RelationalProfile, parts: Mapping[str, Accountant], noise: NoiseSource,
-                chosen: dict[str, tuple[int, str]], progress: Progress) -> BoundChooser:
-    """Chooses, while bounding, each bound the profile leaves to DP, from the child's part
-    (``synth.relational.degree``): one unit owns up to its parent table's rows per unit of the parent
-    rows counted, so the histogram's sensitivity is that."""
-    def choose(table: TableKeys, degrees: np.ndarray, parent_rows_per_unit: int) -> int:
-        if profile.max_children.get(table.name) != DP_BOUND:
-            raise ProfileError(f"no bound for table {table.name!r}")  # the public bounds are all given beforehand
-        progress.message(f"choosing max_children of {table.name!r} under DP")
+def _public_caps(profile: RelationalProfile, bounds: Mapping[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+    """Each child's count cap the profile settles and its source: its ``max_count`` ("profile"), else
+    a bound it gives ("max_children"). Without either (no profile, or ``max_children = "dp"``) the
+    cap is chosen under DP and left out here."""
+    caps = {name: (cap, "profile") for name, cap in profile.max_count.items()}
+    for name, (bound, source) in bounds.items():
+        if name not in caps and source == "profile":
+            caps[name] = (bound, "max_children")
+    return caps
+
+
+def _dp_chooser(parts: Mapping[str, Accountant], noise: NoiseSource, bounds: dict[str, tuple[int, str]],
+                caps: dict[str, tuple[int, str]], progress: Progress) -> BoundChooser:
+    """Chooses, while bounding, each bound and count cap the profile leaves to DP from one histogram on
+    the child's part (``synth.relational.degree``), and records them as "dp" in ``bounds`` and
+    ``caps``: one unit owns up to its parent table's rows per unit of the parent rows counted, so the
+    histogram's sensitivity is that."""
+    def choose(table: TableKeys, degrees: np.ndarray, parent_rows_per_unit: int) -> tuple[int, int]:
+        missing = [what for what, known in (("max_children", bounds), ("max_count", caps)) if table.name not in known]
+        progress.message(f"choosing {' and '.join(missing)} of {table.name!r} under DP")
         part = parts[table.name]
         budget = part.notion.unit_of(part.remaining()) * degree.SHARE
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, parent_rows_per_unit))
-        bound = degree.dp_bound(degrees, counts, budget, table.name, table.foreign_keys[0].parent)
-        chosen[table.name] = (bound, "dp")
-        return bound
+        bound, cap = degree.dp_choice(degrees, counts, budget, table.name, table.foreign_keys[0].parent)
+        bounds.setdefault(table.name, (bound, "dp"))
+        caps.setdefault(table.name, (max(cap, bounds[table.name][0]), "dp"))
+        return bound, cap
     return choose
 
 
@@ -243,11 +256,13 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     notes: list[str] = []
     try:
         bounds = _public_bounds(profile, structure)
+        caps = _public_caps(profile, bounds)
         rng = np.random.default_rng(None if base.seed is None else [base.seed, 33])
         bounded = bound_database(database.frames, structure, {c: b for c, (b, _) in bounds.items()}, rng,
-                                 _dp_chooser(profile, parts, noise, bounds, progress), profile.max_count)
+                                 _dp_chooser(parts, noise, bounds, caps, progress),
+                                 {c: cap for c, (cap, _) in caps.items()})
         _private_notes(bounded, structure, report_to)
-        released, over_bound = _measure_parts(bounded, bounds, profile, structure, parts, noise, deltas, progress,
+        released, over_bound = _measure_parts(bounded, bounds, caps, profile, structure, parts, noise, deltas, progress,
                                               notes, report_to)
     except SynthError as error:
         if accountant.ledger:
@@ -284,7 +299,8 @@ def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: Te
                   "primary key were dropped, with the rows that reference them.", file=report_to)
 
 
-def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]], profile: RelationalProfile,
+def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]],
+                   caps: Mapping[str, tuple[int, str]], profile: RelationalProfile,
                    structure: Structure, parts: Mapping[str, PartAccountant], noise: NoiseSource,
                    deltas: Sequence[float], progress: Progress, notes: list[str],
                    report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
@@ -318,7 +334,7 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
         released.append(TablePart(child.name, result.description, part.limit, child.max_children,
                                   bounds[child.name][1], child.rows_per_unit, child.count_cap,
-                                  profile.budget_weight(child.name)))
+                                  profile.budget_weight(child.name), caps[child.name][1]))
     return released, over_bound
 
 

@@ -29,7 +29,8 @@ columns are never modelled and must not be listed under ``columns``. ``max_child
 noisy quantile of the children per parent (``synth.relational.degree``, charged on the child's
 share); without it ``DEFAULT_MAX_CHILDREN``. ``max_children`` bounds the rows of a parent that are
 *measured* (the child part's sensitivity grows with it); ``max_count`` (public, at least
-``max_children``; default ``max_children``) is the range of the parent's count of children, which
+``max_children``; default: the profile's ``max_children``, else chosen under DP by
+``synth.relational.degree``) is the range of the parent's count of children, which
 the parent's part measures at the parent's sensitivity: a parent with 300 children and
 ``max_children = 20`` has 20 of them measured, and is generated with about 300.
 ``draft_relational_profile`` drafts such a file from a database, every domain read from the data

@@ -116,7 +116,8 @@ def summary_lines(stored: StoredRelease) -> list[str]:
             over = entry.get("parents_over_bound") or {}
             text += (f"; references {entry['references']} through {entry['foreign_key']!r}, at most "
                      f"{entry['max_children']} rows measured per parent ({entry['max_children_source']}), counts "
-                     f"kept up to {entry.get('max_count', entry['max_children'])}; about {max(over.get('noisy', 0), 0):.0f}"
+                     f"kept up to {entry.get('max_count', entry['max_children'])}"
+                     f"{' (' + entry['max_count_source'] + ')' if entry.get('max_count_source') else ''}; about {max(over.get('noisy', 0), 0):.0f}"
                      f" parents had more (noise deviation {over.get('std', 0):.1f})")
         lines.append(text)
     lines.append(f"each table's Description: {', '.join(str(stored.folder / e['description']) for e in record['tables'])} "
