@@ -6,11 +6,11 @@ parent (among parents with at least one) is counted in the public buckets of the
 3, 4, 5-6, 7-8, 9-12, ..., 10,001 and more: ``COUNT_CUTS``) and released as one noisy histogram,
 charged on the child table's share of the budget. Each person is one parent, in one bucket, so one
 unit added or removed moves one cell by one: sensitivity 1 (times the parent's rows per unit). The
-bound is the top of the bucket where the noisy counts (negatives read as 0) reach ``QUANTILE`` of
-their total, at most ``MOST_CHILDREN``; the cap, where the counts that stand ``CLEAR_DEVIATIONS``
-noise deviations clear of 0 reach ``CAP_QUANTILE`` of theirs (the long tail of empty buckets up to
-10,001 would otherwise add noise enough to push a 99 % quantile to the last bucket): post-processing
-of the one release.
+quantiles are read on the buckets whose noisy count stands ``CLEAR_DEVIATIONS`` noise deviations
+clear of 0 (the others read as 0: the long tail of empty buckets up to 10,001 would otherwise add
+noise enough to push the quantiles to the last bucket): the bound is the top of the bucket where
+they reach ``QUANTILE`` of their total, at most ``MOST_CHILDREN``; the cap, where they reach
+``CAP_QUANTILE``. Both are post-processing of the one release.
 Nothing is read here but the per-parent counts handed in; the histogram leaves only through
 ``CountRelease``.
 """
@@ -27,7 +27,7 @@ COUNT_CUTS = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 101, 151, 201, 301, 5
 QUANTILE = 0.95  # share of parents (with children) that keep all of theirs, on the noisy counts
 MOST_CHILDREN = 100  # a chosen max_children is at most this (each kept row costs noise in every child marginal)
 CAP_QUANTILE = 0.99  # share of parents (with children) whose count is kept whole, on the noisy counts
-CLEAR_DEVIATIONS = 3.0  # the cap reads only buckets whose noisy count stands this many deviations clear of 0
+CLEAR_DEVIATIONS = 3.0  # the quantiles read only buckets whose noisy count stands this many deviations clear of 0
 SHARE = 0.05  # of a child table's part
 
 
@@ -40,14 +40,12 @@ def dp_choice(degrees: np.ndarray, counts: CountRelease, budget: float, child: s
     histogram = np.bincount(bucket[degrees >= 1] - 1, minlength=len(COUNT_CUTS))
     noisy = counts.release(histogram, budget, query=f"histogram of {child} rows per {root} row (buckets "
                            f"{', '.join(map(str, COUNT_CUTS))} and more), to choose max_children and max_count")
-    mass = np.clip(noisy.values, 0, None).astype(float)
-    if not mass.sum() > 0:
+    clear = np.where(noisy.values >= CLEAR_DEVIATIONS * noisy.std, noisy.values, 0.0).astype(float)
+    if not clear.sum() > 0:  # no bucket stands clear of the noise: nothing to read
         return 1, 1
-    bound = min(_top(int(np.searchsorted(np.cumsum(mass) / mass.sum(), QUANTILE))), MOST_CHILDREN)
-    clear = np.where(mass >= CLEAR_DEVIATIONS * noisy.std, mass, 0.0)  # a bucket of noise alone is not read
-    if not clear.sum() > 0:
-        return bound, bound
-    return bound, max(bound, _top(int(np.searchsorted(np.cumsum(clear) / clear.sum(), CAP_QUANTILE))))
+    share = np.cumsum(clear) / clear.sum()
+    bound = min(_top(int(np.searchsorted(share, QUANTILE))), MOST_CHILDREN)
+    return bound, max(bound, _top(int(np.searchsorted(share, CAP_QUANTILE))))
 
 
 def _top(bucket: int) -> int:
