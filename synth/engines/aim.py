@@ -221,6 +221,12 @@ def rows_of(curator: Boundary, first: Measurement) -> float:
     return max(float(first.values.sum()), 1.0)
 
 
+def round_budget(rho: float) -> tuple[float, float]:
+    """A round's budget ``rho`` split into its measurement (``MEASURE_SHARE``) and its selection."""
+    measure, select = split_budget(rho, [MEASURE_SHARE, 1 - MEASURE_SHARE])
+    return measure, select
+
+
 def covering_rounds(workload_marginals: int, columns: int) -> int:
     """The rounds that measure each of a table's ``columns`` 1-way marginals and then each workload
     marginal once, at most ``MOST_PER_COLUMN`` per column (the published AIM's plan)."""
@@ -447,15 +453,15 @@ class AIMEngine(EngineBase):
                 f"one, each with a round's budget, so it needs at least {len(columns) + 1} rounds. Raise rounds "
                 "in [engine_options] (or leave it unset: 2 to 16 per column, by the budget).")
         rho_total = curator.remaining()
-        rho_measure, rho_select = split_budget(rho_total / rounds, [MEASURE_SHARE, 1 - MEASURE_SHARE])
+        rho_measure, rho_select = round_budget(rho_total / rounds)
         measurements: list[Measurement] = [curator.measure_marginal(columns[0], rho_measure)]
         rows = rows_of(curator, measurements[0])
         dense = None if self.config.rounds else dense_plan(
             rows, rounds, workload, len(columns), curator.domain,
-            lambda plan: curator.noise_scale(split_budget(rho_total / plan, [MEASURE_SHARE, 1 - MEASURE_SHARE])[0]))
+            lambda plan: curator.noise_scale(round_budget(rho_total / plan)[0]))
         if dense is not None and dense > rounds:  # the rest of the budget in the covering plan's rounds
             rounds = dense
-            rho_measure, rho_select = split_budget(curator.remaining() / (rounds - 1), [MEASURE_SHARE, 1 - MEASURE_SHARE])
+            rho_measure, rho_select = round_budget(curator.remaining() / (rounds - 1))
         signal = signal_of(rows, curator.noise_scale(rho_measure))
         rho_one_way = rho_measure * one_way_share(signal, rounds / len(columns))
         measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]
@@ -509,7 +515,7 @@ class AIMEngine(EngineBase):
         while not last:
             remaining = curator.remaining()
             if remaining < 2 * (rho_measure + rho_select):
-                rho_measure, rho_select = split_budget(remaining, [MEASURE_SHARE, 1 - MEASURE_SHARE])
+                rho_measure, rho_select = round_budget(remaining)
                 last = True
             spent_share = 1 - (remaining - rho_measure - rho_select) / rho_total
             limit = cap * spent_share
