@@ -31,15 +31,17 @@ CLEAR_DEVIATIONS = 3.0  # the quantiles read only buckets whose noisy count stan
 SHARE = 0.05  # of a child table's part
 
 
-def dp_choice(degrees: np.ndarray, counts: CountRelease, budget: float, child: str, root: str) -> tuple[int, int]:
+def dp_choice(degrees: np.ndarray, counts: CountRelease, budget: float, child: str, root: str,
+              choosing: str = "max_children and max_count") -> tuple[int, int]:
     """``max_children`` and the count cap for ``child``: the noisy ``QUANTILE`` (at most
     ``MOST_CHILDREN``) and ``CAP_QUANTILE`` (at least the bound) of ``degrees`` (each parent row's
-    number of ``child`` rows), from one histogram released with ``budget`` through ``counts``."""
+    number of ``child`` rows), from one histogram released with ``budget`` through ``counts``.
+    ``choosing``: what the caller will take from it, as the ledger's query states it."""
     degrees = np.asarray(degrees, dtype=np.int64)
     bucket = np.searchsorted(np.array(COUNT_CUTS), degrees, side="right")  # 0 holds no children
     histogram = np.bincount(bucket[degrees >= 1] - 1, minlength=len(COUNT_CUTS))
     noisy = counts.release(histogram, budget, query=f"histogram of {child} rows per {root} row (buckets "
-                           f"{', '.join(map(str, COUNT_CUTS))} and more), to choose max_children and max_count")
+                           f"{', '.join(map(str, COUNT_CUTS))} and more), to choose {choosing}")
     clear = np.where(noisy.values >= CLEAR_DEVIATIONS * noisy.std, noisy.values, 0.0).astype(float)
     if not clear.sum() > 0:  # no bucket stands clear of the noise: nothing to read
         return 1, 1

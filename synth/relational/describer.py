@@ -198,14 +198,15 @@ def _dp_chooser(parts: Mapping[str, Accountant], noise: NoiseSource, bounds: dic
     ``caps``: one unit owns up to its parent table's rows per unit of the parent rows counted, so the
     histogram's sensitivity is that."""
     def choose(table: TableKeys, degrees: np.ndarray, parent_rows_per_unit: int) -> tuple[int, int]:
-        missing = [what for what, known in (("max_children", bounds), ("max_count", caps)) if table.name not in known]
-        progress.message(f"choosing {' and '.join(missing)} of {table.name!r} under DP")
+        choosing = " and ".join(what for what, known in (("max_children", bounds), ("max_count", caps))
+                                if table.name not in known)
+        progress.message(f"choosing {choosing} of {table.name!r} under DP")
         part = parts[table.name]
         budget = part.notion.unit_of(part.remaining()) * degree.SHARE
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, parent_rows_per_unit))
-        bound, cap = degree.dp_choice(degrees, counts, budget, table.name, table.foreign_keys[0].parent)
+        bound, cap = degree.dp_choice(degrees, counts, budget, table.name, table.foreign_keys[0].parent, choosing)
         bounds.setdefault(table.name, (bound, "dp"))
-        caps.setdefault(table.name, (max(cap, bounds[table.name][0]), "dp"))
+        caps.setdefault(table.name, (cap, "dp"))  # bound_database keeps counts up to max(cap, bound)
         return bound, cap
     return choose
 
