@@ -16,7 +16,7 @@ import os
 import shutil
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 UNBROKEN = "table, img, figure, .figures, .banner, .warning, .score, .column"
 HEADINGS = "h1, h2, h3"
 A4 = {"paperWidth": 8.27, "paperHeight": 11.69}  # inches
+STRANDED = 72  # points: a heading whose top is this close to the bottom of its printed page has nothing under it
 
 
 @dataclass
@@ -134,14 +135,14 @@ def _links(driver: Any) -> list[str]:
                   " window.scrollTo(0, 0);"
                   " document.querySelector('a[href=\"#' + CSS.escape(arguments[0]) + '\"]').click();"
                   " const top = t.getBoundingClientRect().top;"
-                  " return [top, window.innerHeight, window.scrollY, location.hash];")
+                  " return [top, window.innerHeight, window.scrollY, location.hash, t.getClientRects().length > 0];")
         found = driver.execute_script(script, target)
         if found is None:
             problems.append(f"internal link #{target} points at no element (no id {target!r} on the page)")
             continue
-        top, height, scrolled, fragment = found
-        if not (-1 <= top < height) or fragment != f"#{target}":
-            problems.append(f"following #{target} did not bring it into view (its top at {top} px, window "
+        top, height, scrolled, fragment, shown = found
+        if not (shown and -1 <= top < height) or fragment != f"#{target}":
+            problems.append(f"following #{target} did not bring it into view (shown {shown}, its top at {top} px, window "
                             f"{height} px high, scrolled to {scrolled}, location {fragment!r})")
     driver.execute_script("window.scrollTo(0, 0); history.replaceState(null, '', location.pathname);")
     return problems
@@ -176,20 +177,47 @@ def _print_styles(driver: Any) -> list[str]:
     return [f"print style: {line} ({n} such element{'s' if n > 1 else ''})" for line, n in Counter(found).items()]
 
 
-def _pdf(driver: Any, check: PageCheck) -> list[str]:
-    """Print to PDF (A4, backgrounds): at least a page, and every <h2> heading in its text."""
-    from pypdf import PdfReader
+def _outline(entries: list[Any]) -> Iterator[Any]:
+    """Every entry of a PDF outline (pypdf's nested lists), in order."""
+    for entry in entries:
+        if isinstance(entry, list):
+            yield from _outline(entry)
+        else:
+            yield entry
 
-    printed = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True, **A4})
+
+def _pdf(driver: Any, check: PageCheck) -> list[str]:
+    """Print to PDF (A4, backgrounds, an outline made from the headings): at least a page, and every
+    <h2> section in the outline, i.e. printed as a heading (its words elsewhere, such as in a list of
+    contents, do not count)."""
+    from pypdf import PdfReader
+    from selenium.common.exceptions import WebDriverException
+
+    settings = {"printBackground": True, "generateDocumentOutline": True, **A4}
+    try:
+        printed = driver.execute_cdp_cmd("Page.printToPDF", settings)
+    except WebDriverException as exc:  # Chromium now and then answers "Printing failed" once, then prints
+        if "Printing failed" not in str(exc):
+            raise
+        printed = driver.execute_cdp_cmd("Page.printToPDF", settings)
     reader = PdfReader(io.BytesIO(base64.b64decode(printed["data"])))
     check.pdf_pages = len(reader.pages)
     check.pdf_text = flat(" ".join(page.extract_text() for page in reader.pages))
     problems = [] if check.pdf_pages > 0 else ["the printed PDF has no page"]
-    found = [heading for heading in check.headings if flat(heading) in check.pdf_text]
-    if len(found) != len(check.headings):
-        lost = [heading for heading in check.headings if heading not in found]
-        problems.append(f"the printed PDF holds {len(found)} of the page's {len(check.headings)} sections; "
-                        f"missing: {lost}")
+    entries = list(_outline(reader.outline))
+    outline = Counter(flat(entry.title) for entry in entries)
+    for entry in entries[1:]:  # the first is the page's title, at the top of page 1
+        top = entry.get("/Top")
+        if top is not None and float(top) < STRANDED:
+            page = reader.get_destination_page_number(entry) + 1
+            problems.append(f"heading {flat(entry.title)!r} is stranded at the foot of printed page {page} "
+                            f"({float(top):.0f} pt from the bottom), apart from what follows it")
+    wanted = Counter(check.headings)
+    found = sum(min(n, outline[heading]) for heading, n in wanted.items())
+    if found != len(check.headings):
+        lost = [heading for heading, n in wanted.items() if outline[heading] < n]
+        problems.append(f"the printed PDF holds {found} of the page's {len(check.headings)} sections (by its "
+                        f"outline of headings); missing: {lost}")
     return problems
 
 
@@ -217,4 +245,17 @@ def section_ids(driver: Any) -> list[str]:
     ids: list[str] = driver.execute_script(
         "return [...document.querySelectorAll('h2')].map(h => h.id || (h.closest('section') || {}).id || '')")
     return ids
+
+
+def assert_page_passes(driver: Any, path: str | os.PathLike[str], headings: Iterable[str] = (),
+                       ids: Iterable[str] = ()) -> PageCheck:
+    """Check the page at ``path``: no problem, at least the given <h2> ``headings`` and section ``ids``
+    (each heading printed in the PDF), and a PDF of at least one page. Returns what was found."""
+    check = check_page(driver, path)
+    assert check.problems == [], f"{path}:\n" + "\n".join(check.problems)
+    assert set(map(flat, headings)) <= set(check.headings), f"{path}: sections {check.headings}"
+    assert set(ids) <= set(section_ids(driver)), f"{path}: section ids {section_ids(driver)}"
+    assert all(heading in check.pdf_text for heading in check.headings)
+    assert check.pdf_pages >= 1
+    return check
 
