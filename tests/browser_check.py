@@ -82,7 +82,9 @@ def start_browser() -> Any:
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--no-first-run", "--disable-extensions"):
+                     "--window-size=1280,900", "--no-first-run", "--disable-extensions",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--host-resolver-rules=MAP * ~NOTFOUND"):  # no host name resolves: no network
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(executable_path=driver), options=options)
