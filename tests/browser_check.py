@@ -137,7 +137,8 @@ def _links(driver: Any) -> list[str]:
                   " window.scrollTo(0, 0);"
                   " document.querySelector('a[href=\"#' + CSS.escape(arguments[0]) + '\"]').click();"
                   " const top = t.getBoundingClientRect().top;"
-                  " return [top, window.innerHeight, window.scrollY, location.hash, t.getClientRects().length > 0];")
+                  " return [top, window.innerHeight, window.scrollY, decodeURIComponent(location.hash),"
+                  " t.getClientRects().length > 0];")
         found = driver.execute_script(script, target)
         if found is None:
             problems.append(f"internal link #{target} points at no element (no id {target!r} on the page)")
@@ -208,7 +209,7 @@ def _pdf(driver: Any, check: PageCheck) -> list[str]:
     problems = [] if check.pdf_pages > 0 else ["the printed PDF has no page"]
     entries = list(_outline(reader.outline))
     outline = Counter(flat(entry.title) for entry in entries)
-    for entry in entries[1:]:  # the first is the page's title, at the top of page 1
+    for entry in entries:
         top = entry.get("/Top")
         if top is not None and float(top) < STRANDED:
             page = reader.get_destination_page_number(entry) + 1
@@ -223,7 +224,7 @@ def _pdf(driver: Any, check: PageCheck) -> list[str]:
     return problems
 
 
-def check_page(driver: Any, path: str | os.PathLike[str], pdf: bool = True) -> PageCheck:
+def check_page(driver: Any, path: str | os.PathLike[str]) -> PageCheck:
     """Open the page at ``path`` in ``driver`` and collect every problem the checks find."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"no page to check at {path}")
@@ -236,8 +237,7 @@ def check_page(driver: Any, path: str | os.PathLike[str], pdf: bool = True) -> P
         check.problems.append("the page has no <h2> section heading")
     for found in (_images(driver), _tables(driver), _links(driver), _external(driver), _print_styles(driver)):
         check.problems += found
-    if pdf:
-        check.problems += _pdf(driver, check)
+    check.problems += _pdf(driver, check)
     check.problems += _console(driver)  # last: the console also records what the steps above provoked
     return check
 

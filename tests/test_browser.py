@@ -7,6 +7,7 @@ Chromium and chromedriver these tests skip and say what to install; under CI the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from synth.evaluate.relational import evaluate_database
 from synth.evaluate.relational_report import write_database_report
 from synth.generation.generate import generate
 from synth.inspect import inspect_report
-from synth.pages.htmlpage import image, page, table
+from synth.pages.htmlpage import image, page, table, with_contents
 from synth.release.description import load_description
 from tests import browser_check
 from tests.browser_check import assert_page_passes, browser_session, check_page, section_ids
@@ -76,9 +77,10 @@ def _png() -> bytes:
 
 
 def _body(extra: str = "") -> str:
-    """A small page in the reports' style: two sections, a table and a picture."""
+    """A small page in the reports' style: three sections, a table and a picture."""
     return ("<h1>A page</h1>\n<h2>First part</h2>\n" + table(["a", "b"], [["1", "2"], ["3", "4"]])
-            + "<h2>Second part</h2>\n" + image(_png(), "figure", "a line") + extra)
+            + "<h2>Second part</h2>\n" + image(_png(), "figure", "a line") + "<h2>Élèves</h2>\n<p>A name "
+            "outside ASCII, as a table's may be.</p>" + extra)
 
 
 def _problems(browser, tmp_path: Path, html: str) -> list[str]:
@@ -88,9 +90,11 @@ def _problems(browser, tmp_path: Path, html: str) -> list[str]:
 
 
 def _push_to_foot(html: str) -> str:
-    """The page with the second heading near the foot of the first printed page and a tall picture under it."""
-    return (html.replace('<h2 id="second-part">', '<div style="height: 700px"></div><h2 id="second-part">')
-            .replace('alt="a line"', 'alt="a line" style="height: 400px"'))
+    """The page opened by a heading near the foot of the first printed page (a spacer above it, no
+    margin of its own) and a tall picture under it: only its print style can keep the two together."""
+    foot = ('<div style="height: 25.8cm"></div><h2 style="margin: 0">Foot</h2>'
+            + image(_png(), "figure", "tall").replace("<img ", '<img style="height: 10cm" '))
+    return html.replace("<body>\n", "<body>\n" + foot, 1)
 
 
 def test_a_sound_page_passes_so_each_mutation_below_is_what_fails(browser, tmp_path) -> None:
@@ -110,17 +114,29 @@ def test_a_sound_page_passes_so_each_mutation_below_is_what_fails(browser, tmp_p
      "it must be self-contained"),
     (lambda html: html.replace("</body>", "<table></table></body>"), "table 2 has 0 rows"),
     (lambda html: html.replace("</style>", "@media print { #second-part { display: none; } }</style>"),
-     "the printed PDF holds 1 of the page's 2 sections"),
+     "the printed PDF holds 2 of the page's 3 sections"),
     (lambda html: html.replace("@media print", "@media speech"), "print style: table: breakInside is auto"),
     (lambda html: html.replace("<h2 ", "<h3 ").replace("</h2>", "</h3>"), "the page has no <h2> section heading"),
     (lambda html: _push_to_foot(html).replace("break-after: avoid;", ""),
-     "heading 'Second part' is stranded at the foot of printed page 1"),
+     "heading 'Foot' is stranded at the foot of printed page 1"),
 ], ids=["broken-link", "link-to-hidden", "broken-image", "script-error", "external-image", "empty-table",
         "section-not-printed", "no-print-style", "no-sections", "heading-stranded"])
 def test_the_checker_catches_a_broken_page(browser, tmp_path, mutation, caught) -> None:
     html = mutation(page("broken", _body(), contents=True))
     problems = _problems(browser, tmp_path, html)
     assert any(caught in problem for problem in problems), problems
+
+
+def test_the_contents_list_names_each_section_once_and_keeps_the_ids_a_page_gave() -> None:
+    body = ('<h1>T</h1><p>intro</p><h2>Summary</h2><p>a</p><h2 id="kept">Given &amp; kept</h2>'
+            "<h2>Summary</h2><h2>Élèves &lt;b&gt;</h2>")
+    html = with_contents(body)
+    ids = re.findall(r'<h2 id="([^"]*)">', html)
+    assert ids == ["summary", "kept", "summary-2", "élèves-b"]
+    assert re.findall(r'<a href="#([^"]*)">', html) == ids
+    assert html.index("<nav") > html.index("intro") and html.index("<nav") < html.index("<h2")
+    assert with_contents("<h1>T</h1><h2>Only one</h2>") == "<h1>T</h1><h2>Only one</h2>"
+    assert "<nav" not in page("t", body) and "<nav" in page("t", body, contents=True)
 
 
 def test_a_missing_browser_skips_with_what_to_install_and_fails_under_ci(monkeypatch) -> None:
