@@ -35,7 +35,7 @@ class _Page(HTMLParser):
         attributes = dict(attrs)
         if tag == "img":
             self.images.append(attributes)
-        self.links += [v for k, v in attrs if k in ("href", "src") and v and not v.startswith("data:")]
+        self.links += [v for k, v in attrs if k in ("href", "src") and v and not v.startswith(("data:", "#"))]
 
 
 @pytest.fixture(scope="module")

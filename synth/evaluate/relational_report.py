@@ -103,7 +103,7 @@ def database_report_html(evaluation: DatabaseEvaluation) -> str:
             + _guarantee(evaluation.release)
             + "".join(_child_section(evaluation, child) for child in evaluation.degrees)
             + _tables_section(evaluation))
-    return page(f"synth relational evaluation: {evaluation.root}", body)
+    return page(f"synth relational evaluation: {evaluation.root}", body, contents=True)
 
 
 def write_database_report(evaluation: DatabaseEvaluation, path: str | os.PathLike[str], force: bool = False) -> Path:

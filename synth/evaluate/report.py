@@ -220,7 +220,7 @@ def report_html(evaluation: Evaluation, description: Description | None = None,
             _utility(evaluation, figures), _privacy(evaluation, figures)]
     if description is not None:
         body.append(_release(description))
-    return page("synth evaluation report", "\n".join(body))
+    return page("synth evaluation report", "\n".join(body), contents=True)
 
 
 def write_report(evaluation: Evaluation, path: str | os.PathLike[str], description: Description | None = None,

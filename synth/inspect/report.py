@@ -153,7 +153,7 @@ def report_html(description: Description, iterations: int = REPORT_ITERATIONS,
         _distributions(description, model, figures, progress),
         _dependence(description, model, structure, iterations, figures, progress),
     ])
-    return page(f"synth release inspection: {description.engine}", body)
+    return page(f"synth release inspection: {description.engine}", body, contents=True)
 
 
 def inspect_report(description: Description, path: str | os.PathLike[str], force: bool = False,

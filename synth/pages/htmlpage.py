@@ -1,7 +1,8 @@
 """Pieces of synth's self-contained HTML pages (the inspection and the evaluation report).
 
-One page skeleton with its style sheet, banners, embedded PNG images (data URIs), tables of facts
-and numbers, and the privacy-ledger table of a Description. A page built from these loads nothing
+One page skeleton with its style sheet (for the screen and for print: no table, figure or box cut
+across pages), a list of links to its sections, banners, embedded PNG images (data URIs), tables of
+facts and numbers, and the privacy-ledger table of a Description. A page built from these loads nothing
 from elsewhere: no network, no external style sheet or script. This module only formats what it is
 given; it never reads data, and whatever a page shows is exactly as private as its inputs.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Sequence
 from importlib import import_module
 from types import ModuleType
@@ -34,6 +36,21 @@ tr.ledger-total { font-weight: bold; background: #f4f4f4; }
 .score .value { font-size: 1.6em; font-weight: bold; } .score .label { color: #555; font-size: 0.85em; }
 .figures { display: flex; gap: 0.5em; } .figures img { flex: 1; min-width: 0; }
 img { max-width: 100%; }
+nav.contents { background: #f6f6f6; border: 1px solid #ddd; padding: 0.4em 1em; margin: 1em 0; }
+nav.contents ol { margin: 0.3em 0; columns: 2; } nav.contents a { color: #1f4e79; }
+@media print {
+  @page { margin: 1.5cm 1.2cm; }
+  body { margin: 0; max-width: none; padding: 0; font-size: 10pt; }
+  h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
+  h2 { margin-top: 1.2em; }
+  table, img, figure, .figures, .banner, .warning, .score, .column { break-inside: avoid; page-break-inside: avoid; }
+  tr { break-inside: avoid; } thead { display: table-header-group; }
+  img { max-height: 24cm; object-fit: contain; }
+  .banner, .warning, tr.ledger-total, nav.contents { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+  details::details-content { content-visibility: visible; } details > summary { list-style: none; }
+  a { color: inherit; text-decoration: none; }
+  a[href^="http"]::after { content: " (" attr(href) ")"; font-size: 0.85em; }
+}
 """
 
 
@@ -80,7 +97,7 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: frozenset
     classes = row_classes or [""] * len(rows)
     body = "".join(f'<tr class="{c}">{cells(r, "td")}</tr>' if c else f"<tr>{cells(r, 'td')}</tr>"
                    for r, c in zip(rows, classes))
-    return f'<table class="{css_class}"><tr>{cells(head, "th")}</tr>{body}</table>'
+    return f'<table class="{css_class}"><thead><tr>{cells(head, "th")}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def ledger_section(description: Description) -> str:
@@ -99,8 +116,41 @@ def ledger_section(description: Description) -> str:
                     ["ledger-entry"] * (len(rows) - 1) + ["ledger-total"]))
 
 
-def page(title: str, body: str) -> str:
-    """A whole HTML document with the shared style sheet."""
+def _slug(text: str, taken: set[str]) -> str:
+    """An id made of ``text``'s words, not in ``taken`` (a number is added when it is)."""
+    base = "-".join(re.findall(r"\w+", html.unescape(re.sub(r"<[^>]*>", "", text)).lower())) or "section"
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def with_contents(body: str) -> str:
+    """``body`` with an id on each <h2> that has none and, before the first, a list of links to them all
+    (unchanged when it has fewer than two). Ids are made of the heading's words, so they are safe in HTML."""
+    taken = set(re.findall(r'\bid="([^"]*)"', body))
+    entries: list[str] = []
+
+    def anchor(match: re.Match[str]) -> str:
+        name = match.group(1) or _slug(match.group(2), taken)
+        taken.add(name)
+        entries.append(f'<li><a href="#{name}">{match.group(2)}</a></li>')
+        return f'<h2 id="{name}">{match.group(2)}</h2>'
+
+    anchored = re.sub(r'<h2(?: id="([^"]*)")?>(.*?)</h2>', anchor, body, flags=re.S)
+    if len(entries) < 2:
+        return body
+    first = anchored.index("<h2")
+    nav = f'<nav class="contents" aria-label="Contents"><strong>Contents</strong><ol>{"".join(entries)}</ol></nav>\n'
+    return anchored[:first] + nav + anchored[first:]
+
+
+def page(title: str, body: str, contents: bool = False) -> str:
+    """A whole HTML document with the shared style sheet; with ``contents``, a list of links to its
+    sections (its <h2> headings) before the first of them."""
+    if contents:
+        body = with_contents(body)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
