@@ -29,7 +29,6 @@ from synth.sharing.folder import (
     MANIFEST,
     SINGLE_TABLE,
     ReleaseFolder,
-    check_files,
     read_folder,
     synthetic_rows,
     unlisted,
@@ -388,8 +387,7 @@ def write_card(release: str | os.PathLike[str], out: str | os.PathLike[str],
 
     ReleaseFolderError (naming the files) when a listed file is missing or changed. Without an
     evaluation the card is a shareable file of the release; with one it is the owner's only."""
-    folder = read_folder(release)
-    check_files(folder)
+    folder = read_folder(release)  # checks the files against the manifest
     attached = None if evaluation is None else load_evaluation(evaluation)
     return atomic_write_text(out, card_html(folder, attached), force=force, shared=attached is None)
 

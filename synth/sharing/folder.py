@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -63,7 +64,8 @@ def inside(folder: Path, name: str) -> Path:
 
 
 def read_folder(path: str | os.PathLike[str]) -> ReleaseFolder:
-    """The release in ``path``; ReleaseFolderError when it is not a release folder synth wrote."""
+    """The release in ``path``, its files checked against its manifest; ReleaseFolderError when it is
+    not a release folder synth wrote, or a file it lists is missing or changed (each one named)."""
     folder = Path(path)
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
@@ -75,8 +77,7 @@ def read_folder(path: str | os.PathLike[str]) -> ReleaseFolder:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseFolderError(f"{manifest_path} is not a manifest synth wrote ({type(exc).__name__}: {exc}); the "
                                  "release cannot be checked. Use the folder exactly as synth wrote it.") from exc
-    for listed in files:
-        inside(folder, listed.name)
+    check_files(folder, files)  # before anything reads them: a changed file is named, not misread
     stored = None
     try:
         if is_release(folder):
@@ -95,11 +96,11 @@ def read_folder(path: str | os.PathLike[str]) -> ReleaseFolder:
     return ReleaseFolder(folder, manifest, sha256_of(manifest_path), files, descriptions, stored)
 
 
-def file_problems(folder: ReleaseFolder) -> list[str]:
+def file_problems(folder: Path, files: Sequence[ListedFile]) -> list[str]:
     """One line per listed file that is missing or whose size or SHA-256 differs from the manifest's."""
     problems = []
-    for listed in folder.files:
-        path = inside(folder.path, listed.name)
+    for listed in files:
+        path = inside(folder, listed.name)
         if not path.is_file():
             problems.append(f"{listed.name}: missing")
         elif (listed.size is not None and path.stat().st_size != listed.size) or sha256_of(path) != listed.sha256:
@@ -107,12 +108,12 @@ def file_problems(folder: ReleaseFolder) -> list[str]:
     return problems
 
 
-def check_files(folder: ReleaseFolder) -> None:
+def check_files(folder: Path, files: Sequence[ListedFile]) -> None:
     """ReleaseFolderError naming every listed file that is missing or changed."""
-    problems = file_problems(folder)
+    problems = file_problems(folder, files)
     if problems:
         raise ReleaseFolderError(
-            f"the files of the release in {folder.path} are not the files its manifest lists: {'; '.join(problems)}. "
+            f"the files of the release in {folder} are not the files its manifest lists: {'; '.join(problems)}. "
             "A card or a signature must not vouch for changed files: restore them from the release as synth wrote "
             "it (or make the release again).")
 

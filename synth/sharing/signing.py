@@ -25,7 +25,7 @@ from typing import Any
 from synth.errors import SigningError, VerificationError
 from synth.files import atomic_write, atomic_write_text, check_writable
 from synth.release.manifest import sha256_of
-from synth.sharing.folder import MANIFEST, SIGNATURE, check_files, folder_files, inside, is_card, read_folder
+from synth.sharing.folder import MANIFEST, SIGNATURE, folder_files, inside, is_card, read_folder
 
 ALGORITHM = "Ed25519"
 STATEMENT_FORMAT = "synth signed release"
@@ -114,8 +114,7 @@ def statement(files: list[dict[str, Any]]) -> bytes:
 
 def signed_names(folder: Path) -> list[str]:
     """What a signature covers: the manifest's files, the manifest and every release card in the folder."""
-    release = read_folder(folder)
-    check_files(release)
+    release = read_folder(folder)  # refuses a folder whose files differ from its manifest
     cards = [n for n in folder_files(folder) if is_card(folder / n)]
     return sorted({*(f.name for f in release.files), MANIFEST, *cards})
 
