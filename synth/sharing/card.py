@@ -48,8 +48,8 @@ code.hash { font-size: 0.85em; word-break: break-all; }
 @media print {
   body { max-width: none; margin: 0; font-size: 10.5pt; } nav.toc { display: none; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
-  table, .warning-box, .notice-box, .clean, blockquote, details { break-inside: avoid; page-break-inside: avoid; }
-  details > summary { display: none; } details { display: block; }
+  table, tr, .warning-box, .notice-box, .clean, blockquote, details { break-inside: avoid; page-break-inside: avoid; }
+  details > summary { list-style: none; font-style: italic; }
   a { color: inherit; text-decoration: none; }
 }
 """
@@ -264,7 +264,7 @@ def _budget(folder: ReleaseFolder) -> str:
                      for t in folder.stored.record["tables"]]
         parts.append("<p>Each table's part on its own (they compose to the total above):</p>"
                      + table(["table", "ε on its own", "measurements"], per_table, frozenset({1, 2})))
-    parts.append(f"<details><summary>The full ledger ({len(ledger)} entries)</summary>{ledger_table(ledger)}</details>")
+    parts.append(f"<details><summary>The full ledger ({len(ledger)} entries; open it on screen)</summary>{ledger_table(ledger)}</details>")
     return "\n".join(parts)
 
 

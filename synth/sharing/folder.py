@@ -122,8 +122,7 @@ def is_card(path: Path) -> bool:
     """Whether ``path`` is a release card (an HTML page carrying the card's mark)."""
     if path.suffix.lower() not in (".html", ".htm") or not path.is_file():
         return False
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return CARD_MARK in handle.read(4096)
+    return f'<main class="release-card" {CARD_MARK}=' in path.read_text(encoding="utf-8", errors="replace")
 
 
 def folder_files(path: Path) -> list[str]:
