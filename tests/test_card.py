@@ -320,3 +320,14 @@ def test_a_file_that_is_not_an_evaluation_is_refused(releases: dict[str, Path], 
     assert main(["card", str(releases["clean"]), "-o", str(tmp_path / "c.html"), "--evaluation", str(bad)]) == 2
     assert "is not an evaluation" in capsys.readouterr().err
 
+
+
+def test_a_relational_evaluation_shows_each_table_and_the_links(releases: dict[str, Path], tmp_path: Path) -> None:
+    evaluation = tmp_path / "ev.json"
+    api.evaluate_database(releases["relational"].parent / "hospital.sqlite", releases["relational"], json_path=evaluation)
+    data = json.loads(evaluation.read_text())
+    html = card_of(releases["relational"], data)
+    section = html.split('id="utility-and-attacks"')[1].split('id="files"')[0]
+    assert "Table patients" in section and "Table visits" in section
+    assert f"{data['tables']['patients']['1_way_mean_tvd']:.4f}" in section
+    assert f"{data['children_per_parent']['visits']['tvd']:.4f}" in section and "visits rows with a parent" in section

@@ -129,6 +129,23 @@ def summary_readings(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def relation_readings(evaluation: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(measure, value, reading) of a relational evaluation's numbers across tables (none for one table)."""
+    rows: list[tuple[str, str, str]] = []
+    for child, found in (evaluation.get("children_per_parent") or {}).items():
+        if isinstance(found, dict) and isinstance(found.get("tvd"), (int, float)):
+            naive = found.get("naive_tvd")
+            rows.append((f"{child} rows per parent (TVD)", f"{found['tvd']:.4f}" + (
+                f" (linked at random: {naive:.4f})" if isinstance(naive, (int, float)) else ""),
+                "how far the synthetic number of child rows per parent is from the original's; the tables linked "
+                "at random are the baseline to beat."))
+    for child, share in (evaluation.get("referential_integrity") or {}).items():
+        if isinstance(share, (int, float)):
+            rows.append((f"{child} rows with a parent", f"{share:.2%}",
+                         "share of synthetic child rows whose key points to a synthetic parent (100 % expected)."))
+    return rows
+
+
 ANONYMETER = {"singling_out": "singling out", "linkability": "linkability", "inference": "inference"}
 AGAINST = ("release", "bootstrap", "shuffled")
 
