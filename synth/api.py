@@ -52,6 +52,7 @@ from synth.tables.tableio import parquet_available, read_table_chunks, write_tab
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
     from synth.evaluate.relational import DatabaseEvaluation
+    from synth.sharing.signing import Verified
 
 DataLike: TypeAlias = pd.DataFrame | str | os.PathLike[str]
 ProfileLike = Profile | str | os.PathLike[str] | None
@@ -403,3 +404,25 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
         progress.message(f"writing the report to {report}")
         write_report(evaluation, report, description, sources, force, progress)
     return evaluation
+
+
+def card(release: str | os.PathLike[str], out: str | os.PathLike[str], evaluation: str | os.PathLike[str] | None = None,
+         force: bool = False) -> Path:
+    """Write the release card of the folder ``release`` to ``out`` (see ``synth.sharing.card``)."""
+    from synth.sharing.card import write_card
+
+    return write_card(release, out, evaluation, force=force)
+
+
+def sign(release: str | os.PathLike[str], key: str | os.PathLike[str], force: bool = False) -> Path:
+    """Sign the release folder's files with the Ed25519 private key at ``key``; the signature.json written."""
+    from synth.sharing.signing import sign_release
+
+    return sign_release(release, key, force=force)
+
+
+def verify(release: str | os.PathLike[str], public_key: str | os.PathLike[str]) -> Verified:
+    """Check a signed release with the signer's public key; VerificationError naming what fails."""
+    from synth.sharing.signing import verify_release
+
+    return verify_release(release, public_key)

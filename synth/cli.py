@@ -1,4 +1,4 @@
-"""The ``synth`` command line: demo, profile, describe, generate, run, inspect, evaluate.
+"""The ``synth`` command line: demo, profile, describe, generate, run, inspect, evaluate; card, sign, verify.
 
 Every command maps onto a verb of ``synth.api``. Errors that synth raises on purpose
 (``SynthError``) are printed as one paragraph without a traceback and exit with status 2;
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from synth.defaults import DEFAULT_DELTA_WITHOUT_PROFILE, FIT_ITERATIONS, MAX_DELTA, VERSION
 from synth.errors import SynthError
 from synth.files import check_writable
+from synth.sharing import commands as sharing
 
 if TYPE_CHECKING:
     from synth.api import RunResult
@@ -201,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
+    sharing.add_parsers(sub)
     return parser
 
 
@@ -484,7 +486,7 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
 
 
 COMMANDS = {"demo": cmd_demo, "profile": cmd_profile, "describe": cmd_describe, "generate": cmd_generate,
-            "run": cmd_run, "inspect": cmd_inspect, "evaluate": cmd_evaluate}
+            "run": cmd_run, "inspect": cmd_inspect, "evaluate": cmd_evaluate, **sharing.COMMANDS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -78,3 +78,15 @@ class RelationalError(SynthError):
 
 class NoKeysError(RelationalError):
     """A database declares no primary and foreign keys, and no profile declares them."""
+
+
+class ReleaseFolderError(InputFileError):
+    """A release folder is incomplete, or a file of it is missing or differs from its manifest."""
+
+
+class SigningError(SynthError):
+    """A signing key cannot be made, read or used, or the signing library is not installed."""
+
+
+class VerificationError(SynthError):
+    """A signed release does not verify: a changed or missing file, another key, or a damaged signature."""

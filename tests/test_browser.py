@@ -33,6 +33,7 @@ SECTIONS = {
     "relational evaluation": ("The release", "visits", "Each table on its own"),
     "relational inspection": INSPECTION,
 }
+CARD_IDS = ("what-was-released", "guarantee", "public-input", "budget", "utility-and-attacks", "files", "annex")
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +57,23 @@ def pages(browser, tmp_path_factory) -> dict[str, Path]:
     write_database_report(evaluate_database(database, release), paths["relational evaluation"])
     inspect_report(load_description(release / "visits.description.json"), paths["relational inspection"])
     return paths
+
+
+def test_the_release_card_passes_every_check_in_the_browser(browser, tmp_path) -> None:
+    """A single table's card with its evaluation attached, and a relational release's card."""
+    original = mixed_table(400, seed=4)
+    data = tmp_path / "data.csv"
+    original.to_csv(data, index=False)
+    release = tmp_path / "release"
+    api.run(data, release, epsilon=2.0, seed=1, accept_rough_domains=True, report_to=None)
+    evaluation = tmp_path / "evaluation.json"
+    api.evaluate(original, release / "synthetic.csv", load_description(release / "description.json"),
+                 json_path=evaluation)
+    assert_page_passes(browser, api.card(release, tmp_path / "card.html", evaluation), ids=CARD_IDS)
+    database = write_sqlite(hospital(150, seed=4), tmp_path / "h.sqlite")
+    relational = tmp_path / "relational"
+    api.run_database(database, relational, write_profile(tmp_path / "p.toml", epsilon=4.0, seed=5), report_to=None)
+    assert_page_passes(browser, api.card(relational, tmp_path / "relational-card.html"), ids=CARD_IDS)
 
 
 @pytest.mark.parametrize("name", list(SECTIONS))

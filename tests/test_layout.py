@@ -35,8 +35,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {  # stage -> the stages it may import (
     # reads the original: not DP (a relational release too: its keys, its stored Descriptions)
     "evaluate": SHARED | {"columns", "tables", "domains", "release", "relational", "pages"},
     "inspect": SHARED | {"columns", "model", "engines", "release", "generation", "evaluate", "pages"},
+    # the release card and signatures: the release folder alone (never tables, privacy or the curator)
+    "sharing": SHARED | {"release", "relational", "pages"},
     "verbs": frozenset({"shared", "columns", "tables", "privacy", "domains", "model", "engines", "release",
-                        "generation", "relational", "pages", "evaluate", "inspect"}),  # the user's verbs: api, cli
+                        "generation", "relational", "pages", "evaluate", "inspect", "sharing"}),  # the user's verbs
 }
 TOP_LEVEL = {  # top-level module -> its stage
     "__init__": "verbs", "__main__": "verbs", "api": "verbs", "cli": "verbs",

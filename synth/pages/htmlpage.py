@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import re
 from collections.abc import Sequence
 from importlib import import_module
@@ -18,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from synth.errors import OutputError
-from synth.release.description import Description
+from synth.release.description import Description, LedgerEntry
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
@@ -100,20 +101,22 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: frozenset
     return f'<table class="{css_class}"><thead><tr>{cells(head, "th")}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def ledger_section(description: Description) -> str:
-    """The Description's privacy ledger, one row per charged query, with its totals."""
+def ledger_table(ledger: Sequence[LedgerEntry]) -> str:
+    """A privacy ledger as a table, one row per charged query, with its plain sums."""
     rows = [[str(e.index), e.mechanism, e.query, number(e.sensitivity), number(e.noise_scale),
              number(e.cost.epsilon), number(e.cost.delta), number(e.cost.rho), e.note]
-            for e in description.ledger]
-    totals = description.ledger_totals()
-    rows.append(["", f"total of {len(description.ledger)} entries", "", "", "",
-                 number(totals["epsilon"]), number(totals["delta"]), number(totals["rho"]), ""])
+            for e in ledger]
+    rows.append(["", f"total of {len(ledger)} entries", "", "", "",
+                 *(number(math.fsum(getattr(e.cost, key) for e in ledger)) for key in ("epsilon", "delta", "rho")), ""])
     head = ["#", "mechanism", "query", "sensitivity", "noise scale", "ε", "δ", "ρ", "note"]
+    return table(head, rows, frozenset({3, 4, 5, 6, 7}), "ledger", ["ledger-entry"] * (len(rows) - 1) + ["ledger-total"])
+
+
+def ledger_section(description: Description) -> str:
+    """The Description's privacy ledger, one row per charged query, with its totals."""
     return ("<h2>Privacy ledger</h2>\n<p>One row per query that touched the private data, charged "
             "before its noise was drawn. The totals are plain sums; the budget spent in the summary "
-            "is after composition (and, under zCDP, conversion to (ε, δ)).</p>\n"
-            + table(head, rows, frozenset({3, 4, 5, 6, 7}), "ledger",
-                    ["ledger-entry"] * (len(rows) - 1) + ["ledger-total"]))
+            "is after composition (and, under zCDP, conversion to (ε, δ)).</p>\n" + ledger_table(description.ledger))
 
 
 def _slug(text: str, taken: set[str]) -> str:
@@ -146,13 +149,13 @@ def with_contents(body: str) -> str:
     return anchored[:first] + nav + anchored[first:]
 
 
-def page(title: str, body: str, contents: bool = False) -> str:
-    """A whole HTML document with the shared style sheet; with ``contents``, a list of links to its
-    sections (its <h2> headings) before the first of them."""
+def page(title: str, body: str, contents: bool = False, style: str = "") -> str:
+    """A whole HTML document with the shared style sheet (and ``style`` after it); with ``contents``,
+    a list of links to its sections (its <h2> headings) before the first of them."""
     if contents:
         body = with_contents(body)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+            f"<title>{escape(title)}</title><style>{STYLE}{style}</style></head>\n<body>\n{body}\n</body></html>\n")
 
 
 def figures_module(name: str, alternative: str) -> ModuleType:
