@@ -78,3 +78,8 @@ class RelationalError(SynthError):
 
 class NoKeysError(RelationalError):
     """A database declares no primary and foreign keys, and no profile declares them."""
+
+
+class HoldoutError(SynthError):
+    """Attacks were asked for without a control set of held-out rows, or a holdout cannot be set
+    aside as asked (a bad share, a database, a place inside the release folder)."""
