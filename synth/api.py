@@ -27,7 +27,7 @@ from synth.domains.drafting import PROFILE_SHARE, draft_profile_under_dp
 from synth.domains.drafting import draft_profile as _draft_from_data
 from synth.domains.finding import check_draft_data, make_accountant, stopped_after_spending
 from synth.domains.profile import Profile, load_profile
-from synth.errors import BudgetError, DataError, HoldoutError, ModelFileError, ProfileError, SynthError
+from synth.errors import AttackError, BudgetError, DataError, ModelFileError, ProfileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generation.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.model.interface import Model
@@ -240,7 +240,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     held_path = None
     if share is not None:
         if not isinstance(data, (str, os.PathLike)):
-            raise HoldoutError("a holdout is written beside the data file, but the data is not a file: split the "
+            raise AttackError("a holdout is written beside the data file, but the data is not a file: split the "
                                "DataFrame yourself (synth.release.holdout.set_aside) and release the rows kept.")
         held_path = check_holdout_place(data, out)
         check_table_output(held_path, force)
@@ -407,7 +407,8 @@ def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, e
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,
              missing_markers: tuple[str, ...] = ("",), *, target: str | None = None, seed: int = 0,
              report: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None,
-             force: bool = False, progress: Progress = SILENT) -> Evaluation:
+             force: bool = False, attacks: bool = False, holdout: DataLike | None = None,
+             progress: Progress = SILENT) -> Evaluation:
     """Compare a synthetic table with the original (NOT a DP output: it reads the original).
 
     Tables are DataFrames or CSV/Parquet paths (large files are read in chunks). Every score is on a
@@ -415,15 +416,25 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     given, names the columns to compare (the original may hold more), its schema is scored beside
     (column and marginal TVDs) and its ledger is shown in the report. ``target`` names the
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
-    (refused if they exist, unless ``force``), both checked before any work.
+    (refused if they exist, unless ``force``), both checked before any work. ``attacks`` runs attacks
+    on the synthetic table (``synth.evaluate.attacks``) with ``holdout``, real rows of the same
+    population that were not given to the release, as the control (AttackError without one).
     """
     from synth.evaluate import evaluate as _evaluate  # the evaluation stack: only when used
     from synth.evaluate import write_report
 
+    if attacks != (holdout is not None):
+        raise AttackError(
+            "attacks need a control set: real rows of the same population that were NOT given to synth run, "
+            "so that what an attack finds on the training rows can be told from what it finds on anyone. Pass "
+            "--holdout FILE (holdout=...) with --attacks; `synth run DATA --holdout 10%` sets one aside when "
+            "releasing." if attacks else "--holdout (holdout=...) is the control set of the attacks: pass "
+            "--attacks (attacks=True) with it, or leave it out.")
     _check_outputs(force, report, json_path)
     if description is not None and not isinstance(description, Description):
         description = load_description(description)
-    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description)
+    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description,
+                           holdout)
     if json_path is not None:
         atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
     if report is not None:

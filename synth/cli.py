@@ -421,8 +421,8 @@ def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
     if args.holdout is not None and (api.is_database(args.data) or args.backend not in ("auto", "memory")):
-        from synth.errors import HoldoutError
-        raise HoldoutError("--holdout is supported for a table read into memory only (not a database, nor --backend "
+        from synth.errors import AttackError
+        raise AttackError("--holdout is supported for a table read into memory only (not a database, nor --backend "
                            "duckdb or spark, yet): set rows aside yourself and release the rest.")
     if api.is_database(args.data):
         _run_database(args, progress)
@@ -487,6 +487,9 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
     if api.is_database(args.original):
+        if args.attacks or args.holdout is not None:
+            from synth.errors import AttackError
+            raise AttackError("--attacks and --holdout are for one table, not a database (not supported yet).")
         _evaluate_database(args, progress)
         return
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
@@ -494,7 +497,7 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
         evaluation = api.evaluate(sources[0], sources[1], args.description, missing_markers=_markers(args),
                                   target=args.target, seed=args.seed, report=args.report, json_path=args.json,
-                                  force=args.force, progress=progress)
+                                  force=args.force, attacks=args.attacks, holdout=args.holdout, progress=progress)
     finally:
         for source in sources:
             source.close()

@@ -80,6 +80,7 @@ class NoKeysError(RelationalError):
     """A database declares no primary and foreign keys, and no profile declares them."""
 
 
-class HoldoutError(SynthError):
-    """Attacks were asked for without a control set of held-out rows, or a holdout cannot be set
-    aside as asked (a bad share, a database, a place inside the release folder)."""
+class AttackError(SynthError):
+    """Attacks on a release cannot run as asked: no control set of held-out rows, a holdout that
+    cannot be set aside as asked (a bad share, a database, a place inside the release folder), or
+    the anonymeter library is missing."""

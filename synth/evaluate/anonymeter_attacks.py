@@ -30,10 +30,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
-from anonymeter.stats.confidence import EvaluationResults
 
 from synth.columns.schema import Schema
+from synth.errors import AttackError
 from synth.evaluate.tables import Table
 
 CONFIDENCE = 0.95
@@ -41,6 +40,15 @@ SINGLING_OUT_COLUMNS = 4
 ATTEMPTS_PER_ATTACK = 50
 SECRETS = 3
 ATTACKS = ("singling_out", "linkability", "inference")
+
+
+def check_anonymeter() -> None:
+    """AttackError unless the anonymeter library (an optional dependency) can be imported."""
+    try:
+        import anonymeter  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        raise AttackError("the attacks need the anonymeter library, an optional dependency: pip install "
+                          "'synth[attacks]' (or leave out --attacks).") from None
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,8 @@ def frame(table: Table, schema: Schema, rows: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def _risk(attack: str, results: EvaluationResults, n_attacks: int, setting: str) -> Risk:
+def _risk(attack: str, results: Any, n_attacks: int, setting: str) -> Risk:
+    """A Risk from anonymeter's ``EvaluationResults``."""
     risk = results.risk()
     control = results.control_rate
     return Risk(attack, float(risk.value), (float(risk.ci[0]), float(risk.ci[1])), float(results.attack_rate.value),
@@ -97,6 +106,8 @@ def _risk(attack: str, results: EvaluationResults, n_attacks: int, setting: str)
 
 
 def singling_out(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame, n_attacks: int, seed: int) -> Risk:
+    from anonymeter.evaluators import SinglingOutEvaluator  # type: ignore[import-untyped]
+
     n_cols = min(SINGLING_OUT_COLUMNS, ori.shape[1])
     evaluator = SinglingOutEvaluator(ori, syn, n_attacks=n_attacks, n_cols=n_cols, control=control,
                                      max_attempts=ATTEMPTS_PER_ATTACK * n_attacks, seed=seed)
@@ -111,6 +122,8 @@ def linkability_groups(names: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def linkability(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame, n_attacks: int) -> Risk:
+    from anonymeter.evaluators import LinkabilityEvaluator
+
     groups = linkability_groups(list(ori.columns))
     evaluator = LinkabilityEvaluator(ori, syn, groups, n_attacks=n_attacks, n_neighbors=1, control=control)
     evaluator.evaluate(n_jobs=1)
@@ -122,6 +135,9 @@ def linkability(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame, n_a
 def inference(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame, secrets: Sequence[str],
               numeric: set[str], n_attacks: int) -> Risk:
     """Each secret in turn, the other columns as what the attacker knows; successes pooled."""
+    from anonymeter.evaluators import InferenceEvaluator
+    from anonymeter.stats.confidence import EvaluationResults  # type: ignore[import-untyped]
+
     totals = np.zeros(6)  # attacks on ori, baseline, control; successes on ori, baseline, control
     for secret in secrets:
         aux = [c for c in ori.columns if c != secret]

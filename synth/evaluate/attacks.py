@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synth.errors import HoldoutError
+from synth.errors import AttackError
 from synth.evaluate.anonymeter_attacks import ATTACKS, Risk, frame, run_anonymeter
 from synth.evaluate.features import fit_features
 from synth.evaluate.membership import ASSUMPTION, ATTACK, CONFIDENCE, MembershipResult, membership_attack
@@ -136,7 +136,7 @@ def _row_keys(table: Table) -> np.ndarray:
 
 def _check_sizes(training: int, holdout: int) -> None:
     if holdout < MIN_ROWS or training < MIN_ROWS:
-        raise HoldoutError(f"the attacks need at least {MIN_ROWS} training rows and {MIN_ROWS} holdout rows (the "
+        raise AttackError(f"the attacks need at least {MIN_ROWS} training rows and {MIN_ROWS} holdout rows (the "
                            "original's rows identical to a holdout row are not training rows): give a larger "
                            "holdout (`synth run DATA --holdout 10%` sets one aside) and the rows given to synth run.")
 

@@ -17,21 +17,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synth.errors import HoldoutError
+from synth.errors import AttackError
 from synth.tables.tableio import CSV_SUFFIXES, PARQUET_SUFFIXES
 
 MAX_SHARE = 0.5  # more held out than kept would starve the release
 
 
 def parse_share(value: float | str) -> float:
-    """A holdout share from "10%", "0.1" or 0.1; HoldoutError unless it is in (0, MAX_SHARE]."""
+    """A holdout share from "10%", "0.1" or 0.1; AttackError unless it is in (0, MAX_SHARE]."""
     text = str(value).strip()
     try:
         share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        raise HoldoutError(f"--holdout takes a share of the rows, such as 10% or 0.1, not {text!r}.") from None
+        raise AttackError(f"--holdout takes a share of the rows, such as 10% or 0.1, not {text!r}.") from None
     if not 0 < share <= MAX_SHARE:
-        raise HoldoutError(f"--holdout {text} is outside (0, {MAX_SHARE:.0%}]: set aside a share such as 10% "
+        raise AttackError(f"--holdout {text} is outside (0, {MAX_SHARE:.0%}]: set aside a share such as 10% "
                            "(enough real rows for the attacks' control set, most rows left for the release).")
     return share
 
@@ -47,11 +47,11 @@ def holdout_path(data: str | os.PathLike[str]) -> Path:
 
 
 def check_holdout_place(data: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
-    """The holdout's path; HoldoutError when it would land inside the release folder ``out_dir``."""
+    """The holdout's path; AttackError when it would land inside the release folder ``out_dir``."""
     target = holdout_path(data).resolve()
     release = Path(os.fspath(out_dir)).resolve()
     if release == target.parent or release in target.parents:
-        raise HoldoutError(f"the holdout would be written to {target}, inside the release folder {release}: held-out "
+        raise AttackError(f"the holdout would be written to {target}, inside the release folder {release}: held-out "
                            "rows are private and must never travel with the release. Keep the data outside the "
                            "release folder (-o).")
     return target
