@@ -27,7 +27,7 @@ from synth.domains.drafting import PROFILE_SHARE, draft_profile_under_dp
 from synth.domains.drafting import draft_profile as _draft_from_data
 from synth.domains.finding import check_draft_data, make_accountant, stopped_after_spending
 from synth.domains.profile import Profile, load_profile
-from synth.errors import BudgetError, DataError, ModelFileError, ProfileError, SynthError
+from synth.errors import AttackError, BudgetError, DataError, ModelFileError, ProfileError, SynthError
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.generation.generate import FittedModel, description_digest, fit, generate  # noqa: F401 (generate: an API verb)
 from synth.model.interface import Model
@@ -45,9 +45,16 @@ from synth.relational.release import run_database as _run_database
 from synth.relational.source import database_kind, read_database
 from synth.release.describer import describe as _describe
 from synth.release.description import Description, load_description, save_description
+from synth.release.holdout import check_holdout_place, holdout_statement, parse_share, set_aside
 from synth.release.manifest import build_manifest, save_manifest
 from synth.tables.source import read_table
-from synth.tables.tableio import parquet_available, read_table_chunks, write_table, write_table_chunks
+from synth.tables.tableio import (
+    check_table_output,
+    parquet_available,
+    read_table_chunks,
+    write_table,
+    write_table_chunks,
+)
 
 if TYPE_CHECKING:
     from synth.evaluate import Evaluation
@@ -69,6 +76,7 @@ class RunResult:
     rows: int
     description: Description
     files: dict[str, Path]
+    holdout: Path | None = None  # the held-out rows, beside the data (never in the release folder)
 
     def __repr__(self) -> str:
         rows, columns = self.rows, len(self.description.schema.output_names)
@@ -215,16 +223,28 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
         rows: int | None = None, seed: int | None = None, kinds: KindsLike = None,
         accept_rough_domains: bool | None = None, force: bool = False, sampling: str = DEFAULT_SAMPLING,
-        progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> RunResult:
+        holdout: float | str | None = None, progress: Progress = SILENT,
+        report_to: TextIO | None = sys.stderr) -> RunResult:
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json,
     its fitted model description.model.npz (which a later ``synth generate`` reuses) and
     manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
-    ``describe``, ``sampling`` as in ``FittedModel.sample``."""
+    ``describe``, ``sampling`` as in ``FittedModel.sample``. ``holdout`` (a share: 0.1 or "10%")
+    sets that share of the rows aside at random before anything is described, and writes them
+    beside the data file (``synth.release.holdout``) once the release is written: the control set
+    of ``evaluate(..., attacks=True)``."""
     check_sampling(sampling)  # a bad scheme is refused before any budget is spent
     if is_database(data):
         raise DataError(f"{os.fspath(data)} is a database, not a table: release it with synth.run_database (the "
                         "command line's `synth run` does so by itself).")
     out = Path(out_dir)
+    share = None if holdout is None else parse_share(holdout)
+    held_path = None
+    if share is not None:
+        if not isinstance(data, (str, os.PathLike)):
+            raise AttackError("a holdout is written beside the data file, but the data is not a file: split the "
+                               "DataFrame yourself (synth.release.holdout.set_aside) and release the rows kept.")
+        held_path = check_holdout_place(data, out)
+        check_table_output(held_path, force)
     # a bad budget or profile is refused before the output folder is made
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
@@ -236,6 +256,10 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         names.insert(1, "synthetic.parquet")
     for name in names:
         check_writable(out / name, force)  # refuse before spending any budget
+    held = None
+    if share is not None:  # the describer sees only the rows kept
+        progress.message(f"setting {share:.0%} of the rows aside as a holdout")
+        data, held = set_aside(load_data(data, resolved), share, np.random.default_rng(None if seed is None else [seed, 34]))
     description = describe(data, resolved, kinds=kinds, progress=progress, report_to=report_to)
     try:
         fitted = fit(description, progress=progress)
@@ -256,7 +280,10 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
                                    missing_text=description.schema.missing_text)
                 outputs.append(stage / name)
             outputs.append(fitted.save(stage / kept))
-            save_manifest(build_manifest(description, stage / "description.json", outputs), stage / "manifest.json")
+            manifest = build_manifest(description, stage / "description.json", outputs)
+            if share is not None:
+                manifest["holdout"] = holdout_statement(share)
+            save_manifest(manifest, stage / "manifest.json")
     except SynthError as error:
         error.args = (f"{error} {stopped_after_spending(description.privacy['spent'], len(description.ledger))}",)
         raise
@@ -264,7 +291,9 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
              "manifest": out / "manifest.json"}
     if "synthetic.parquet" in names:
         files["parquet"] = out / "synthetic.parquet"
-    return RunResult(synthetic, count, description, files)
+    if held is not None and held_path is not None:
+        write_table(held, held_path, force=force)
+    return RunResult(synthetic, count, description, files, held_path)
 
 
 def is_database(data: object) -> bool:
@@ -379,7 +408,8 @@ def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, e
 def evaluate(original: DataLike, synthetic: DataLike, description: Description | str | os.PathLike[str] | None = None,
              missing_markers: tuple[str, ...] = ("",), *, target: str | None = None, seed: int = 0,
              report: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None,
-             force: bool = False, progress: Progress = SILENT) -> Evaluation:
+             force: bool = False, attacks: bool = False, holdout: DataLike | None = None,
+             progress: Progress = SILENT) -> Evaluation:
     """Compare a synthetic table with the original (NOT a DP output: it reads the original).
 
     Tables are DataFrames or CSV/Parquet paths (large files are read in chunks). Every score is on a
@@ -387,15 +417,25 @@ def evaluate(original: DataLike, synthetic: DataLike, description: Description |
     given, names the columns to compare (the original may hold more), its schema is scored beside
     (column and marginal TVDs) and its ledger is shown in the report. ``target`` names the
     column ML utility predicts. ``report`` and ``json_path`` are written atomically when given
-    (refused if they exist, unless ``force``), both checked before any work.
+    (refused if they exist, unless ``force``), both checked before any work. ``attacks`` runs attacks
+    on the synthetic table (``synth.evaluate.attacks``) with ``holdout``, real rows of the same
+    population that were not given to the release, as the control (AttackError without one).
     """
     from synth.evaluate import evaluate as _evaluate  # the evaluation stack: only when used
     from synth.evaluate import write_report
 
+    if attacks != (holdout is not None):
+        raise AttackError(
+            "attacks need a control set: real rows of the same population that were NOT given to synth run, "
+            "so that what an attack finds on the training rows can be told from what it finds on anyone. Pass "
+            "--holdout FILE (holdout=...) with --attacks; `synth run DATA --holdout 10%` sets one aside when "
+            "releasing." if attacks else "--holdout (holdout=...) is the control set of the attacks: pass "
+            "--attacks (attacks=True) with it, or leave it out.")
     _check_outputs(force, report, json_path)
     if description is not None and not isinstance(description, Description):
         description = load_description(description)
-    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description)
+    evaluation = _evaluate(original, synthetic, None, missing_markers, target, seed, progress, description,
+                           holdout)
     if json_path is not None:
         atomic_write_text(json_path, json.dumps(evaluation.to_dict(), indent=2) + "\n", force=force)
     if report is not None:

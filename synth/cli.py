@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
+    p.add_argument("--holdout", metavar="SHARE", help="set this share of the rows aside at random (e.g. 10%%) before "
+                   "anything is described, written beside the data as NAME.holdout.csv: the control set of `synth "
+                   "evaluate --attacks` (private: keep it with the data, never with the release)")
     _add_budget(p)
     _add_backend(p)
     _add_sampling(p)
@@ -199,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the samples the metrics draw (default 0)")
     p.add_argument("--missing", action="append", default=None, metavar="MARKER",
                    help="a cell text that means missing (repeatable)")
+    p.add_argument("--attacks", action="store_true", help="also run attacks on the synthetic table: Anonymeter's "
+                   "singling out, linkability and inference, and a membership-inference attack with the empirical "
+                   "epsilon it proves (needs --holdout)")
+    p.add_argument("--holdout", type=Path, metavar="FILE", help="real rows of the same population NOT given to "
+                   "`synth run` (the attacks' control set; `synth run DATA --holdout 10%%` sets one aside)")
     _add_backend(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display (the results are still printed)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
@@ -414,18 +422,28 @@ def _run_database(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
+    if args.holdout is not None and (api.is_database(args.data) or args.backend not in ("auto", "memory")):
+        from synth.errors import AttackError
+        raise AttackError("--holdout is supported for a table read into memory only (not a database, nor --backend "
+                           "duckdb or spark, yet): set rows aside yourself and release the rest.")
     if api.is_database(args.data):
         _run_database(args, progress)
         return
-    source = _source(args, progress)
+    source = args.data if args.holdout is not None else _source(args, progress)  # a holdout reads the file whole
     try:
         result = api.run(source, args.out, args.profile, epsilon=args.epsilon, delta=args.delta,
                          engine=args.engine, rows=args.rows, seed=args.seed, force=args.force,
                          accept_rough_domains=args.accept_rough_domains, sampling=args.sampling,
-                         progress=progress, report_to=None if args.quiet else sys.stderr)
+                         holdout=args.holdout, progress=progress, report_to=None if args.quiet else sys.stderr)
     finally:
-        source.close()
+        if not isinstance(source, Path):
+            source.close()
     _warn_if_seeded(result.description)
+    if result.holdout is not None:  # said even with --quiet: it is where private rows went
+        print(f"note: set {args.holdout} of the rows aside before the release and wrote them to {result.holdout}: "
+              "private data, to keep with the original and never to share with the release. Attack the release "
+              f"with `synth evaluate {args.data} {result.files['synthetic']} --attacks --holdout {result.holdout}`.",
+              file=sys.stderr)
     if not args.quiet:
         _summarise_run(result)
 
@@ -471,6 +489,9 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
     if api.is_database(args.original):
+        if args.attacks or args.holdout is not None:
+            from synth.errors import AttackError
+            raise AttackError("--attacks and --holdout are for one table, not a database (not supported yet).")
         _evaluate_database(args, progress)
         return
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
@@ -478,7 +499,7 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
         evaluation = api.evaluate(sources[0], sources[1], args.description, missing_markers=_markers(args),
                                   target=args.target, seed=args.seed, report=args.report, json_path=args.json,
-                                  force=args.force, progress=progress)
+                                  force=args.force, attacks=args.attacks, holdout=args.holdout, progress=progress)
     finally:
         for source in sources:
             source.close()

@@ -90,3 +90,9 @@ class SigningError(SynthError):
 
 class VerificationError(SynthError):
     """A signed release does not verify: a changed or missing file, another key, or a damaged signature."""
+
+
+class AttackError(SynthError):
+    """Attacks on a release cannot run as asked: no control set of held-out rows, a holdout that
+    cannot be set aside as asked (a bad share, a database, a place inside the release folder), or
+    the anonymeter library is missing."""

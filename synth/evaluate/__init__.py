@@ -5,8 +5,9 @@ Hands on an ``Evaluation`` (metrics, JSON) and one HTML report; nothing of it go
 ``evaluate`` compares two tables with the same columns, whichever tool made the synthetic one, on a
 discretisation drafted from the original (``discretisation``; a release's own schema is scored beside
 it), and returns an ``Evaluation``: fidelity, associations, PCA, a query workload, ML utility and
-privacy diagnostics (``evaluation``); ``write_report`` renders it as one self-contained HTML page
-(``report``). A relational release is compared with its original database by ``relational``
+privacy diagnostics (``evaluation``), and with a holdout the attacks on the synthetic table
+(``attacks``: Anonymeter's three and a membership inference, against a bootstrap and a shuffle of
+the training rows too); ``write_report`` renders it as one self-contained HTML page (``report``). A relational release is compared with its original database by ``relational``
 (``evaluate_database``: each table, links, children per parent, marginals across a relation, beside
 the naive release) and rendered by ``relational_report``.
 

@@ -22,13 +22,15 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from synth.columns.schema import Schema
+from synth.evaluate.anonymeter_attacks import check_anonymeter
 from synth.evaluate.association import AssociationComparison, compare_associations
+from synth.evaluate.attacks import Attacks, run_attacks
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.fidelity import MarginalErrors, count_cells, kmarginal_score, ks_statistic, marginal_errors
 from synth.evaluate.privacy import PrivacyDiagnostics, privacy_diagnostics
 from synth.evaluate.projection import Projection, project
 from synth.evaluate.queries import QueryErrors, query_errors
-from synth.evaluate.tables import TableLike, Tables, holdout_split, load_tables
+from synth.evaluate.tables import TableLike, Tables, holdout_split, load_tables, read_alike
 from synth.evaluate.utility import Utility, check_target, ml_utility
 from synth.progress import SILENT, Progress
 from synth.release.description import Description
@@ -99,6 +101,7 @@ class Evaluation:
     drafted_from: str = ""  # the rows the discretisation was drafted from
     not_scored: Mapping[str, str] = field(default_factory=dict)  # the original's other columns → why
     release_schema: SchemaFidelity | None = None
+    attacks: Attacks | None = None  # attacks on the synthetic table, when a holdout was given
 
     def marginal(self, k: int) -> MarginalErrors | None:
         return next((m for m in self.marginals if m.k == k), None)
@@ -167,6 +170,7 @@ class Evaluation:
                         "ml": None if self.utility is None else self.utility.to_dict()},
             "privacy": self.privacy.to_dict(),
             "release": self.release,
+            **({} if self.attacks is None else {"attacks": self.attacks.to_dict()}),
         }
 
     def lines(self) -> list[str]:
@@ -203,6 +207,7 @@ class Evaluation:
         p = self.privacy
         out.append(f"exact matches with original rows: synthetic {p.exact_match['synthetic']:.2%}, "
                    f"held-out original rows {p.exact_match['holdout']:.2%} (diagnostic, not the guarantee)")
+        out.extend(self.attacks.lines() if self.attacks is not None else ())
         out.extend(self.notes)
         out.append(NOT_DP_NOTICE)
         return out
@@ -300,13 +305,25 @@ def _release(description: Description) -> dict[str, Any]:
 
 def evaluate(original: TableLike, synthetic: TableLike, schema: Schema | None = None,
              missing_markers: tuple[str, ...] = ("",), target: str | None = None, seed: int = 0,
-             progress: Progress = SILENT, description: Description | None = None) -> Evaluation:
+             progress: Progress = SILENT, description: Description | None = None,
+             holdout: TableLike | None = None) -> Evaluation:
     """Compare ``synthetic`` with ``original`` (DataFrames or CSV/Parquet paths) on a discretisation
     drafted from the original and, when the release's ``schema`` is given (the ``description``'s when
     one is given), on that schema too; a Description's budget and ledger are kept in the result.
+    With ``holdout`` (real rows not given to the release), attacks are run on the synthetic table
+    (``attacks``), read against the Description's epsilon when given.
     DataError on different columns or kinds, an empty table, or a target that is absent or constant."""
     if description is not None:
         schema, missing_markers = description.schema, description.schema.missing_markers
+    if holdout is not None:
+        check_anonymeter()
     tables = load_tables(original, synthetic, schema, missing_markers, target, seed, progress)
+    held = None if holdout is None else read_alike(holdout, original, tables, "holdout", progress)
     evaluation = evaluate_tables(tables, target, seed, progress)
+    if held is not None:
+        spent = {} if description is None else description.privacy["spent"]
+        with threadpool_limits(limits=1):
+            attacks = run_attacks(tables, held, spent.get("epsilon"), float(spent.get("delta") or 0.0), target, seed,
+                                  progress=progress)
+        evaluation = replace(evaluation, attacks=attacks)
     return evaluation if description is None else replace(evaluation, release=_release(description))

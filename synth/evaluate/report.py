@@ -1,7 +1,7 @@
 """The evaluation report: one self-contained HTML page about a synthetic table, for the data owner.
 
 Summary scores first, then fidelity (columns, marginals, associations, PCA), utility (ML models and
-a query workload), privacy diagnostics, and last the release and its ledger when a Description is
+a query workload), privacy diagnostics, the attacks when a holdout was given, and last the release and its ledger when a Description is
 given. Every
 number on the page is in ``Evaluation.to_dict``. Pictures are embedded as base64 PNG and the page
 loads nothing from elsewhere (``synth.pages.htmlpage``). The page holds statistics of the original data
@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from synth.evaluate.association import AssociationComparison
+from synth.evaluate.attacks_report import attacks_section
 from synth.evaluate.discretisation import DRAFTED, RELEASE
 from synth.evaluate.evaluation import Evaluation
 from synth.files import atomic_write_text, check_writable
@@ -218,6 +219,8 @@ def report_html(evaluation: Evaluation, description: Description | None = None,
     body = ["<h1>synth evaluation: synthetic against original</h1>", banner(BANNER, warning=True),
             _summary(evaluation, sources), _fidelity(evaluation, numeric, figures, progress),
             _utility(evaluation, figures), _privacy(evaluation, figures)]
+    if evaluation.attacks is not None:
+        body.append(attacks_section(evaluation.attacks))
     if description is not None:
         body.append(_release(description))
     return page("synth evaluation report", "\n".join(body), contents=True)

@@ -359,3 +359,15 @@ def _load(original: TableLike, synthetic: TableLike, schema: Schema | None, mark
     release = None if schema is None else Tables(schema, tables["original"][1], tables["synthetic"][1], ())
     return Tables(drafted.schema, tables["original"][0], tables["synthetic"][0], tuple(notes), not_scored, release,
                   source)
+
+
+def read_alike(table: TableLike, original: TableLike, tables: Tables, which: str, progress: Progress = SILENT) -> Table:
+    """Another table of the original's population with the original's columns (a holdout), read onto
+    ``tables.schema``; DataError when its columns differ from the original's."""
+    markers = tables.schema.missing_markers
+    header, expected = _header(table, markers), _header(original, markers)
+    if sorted(header) != sorted(expected):
+        raise DataError(f"the {which} table's columns differ from the original's (only in the {which}: "
+                        f"{[n for n in header if n not in expected]}; only in the original: "
+                        f"{[n for n in expected if n not in header]}). Give rows with the original's columns.")
+    return _read(table, [tables.schema], markers, which, progress)[0]

@@ -1,0 +1,131 @@
+"""Attacks on a release: anonymeter and membership on a small real table against a bootstrap (leaks), a
+shuffle and a fresh sample of the population (do not), the JSON contract, the verdict, the CLI."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synth.cli import main
+from synth.evaluate.anonymeter_attacks import ATTACKS, Risk
+from synth.evaluate.attacks import Attacks, run_attacks
+from synth.evaluate.membership import MembershipResult
+from synth.evaluate.tables import load_tables, read_alike
+
+pytest.importorskip("anonymeter", reason="the attacks need anonymeter (pip install 'synth[attacks]')")
+
+
+def adult() -> pd.DataFrame:
+    with resources.as_file(resources.files("synth") / "data" / "adult.csv.gz") as path:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+@pytest.fixture(scope="module")
+def attacked() -> Attacks:
+    """Adult: 4,000 training rows, 1,000 holdout rows; the "release" is 4,000 fresh rows of the population.
+    About 15 s of it is numba compiling anonymeter's neighbour search, once per process."""
+    data = adult()
+    order = np.random.default_rng(11).permutation(len(data))
+    training, holdout, fresh = (data.iloc[order[a:b]] for a, b in ((0, 4000), (4000, 5000), (5000, 9000)))
+    tables = load_tables(training, fresh)
+    return run_attacks(tables, read_alike(holdout, training, tables, "holdout"), release_epsilon=1.0, target="income",
+                       n_attacks=100)
+
+
+def test_the_bootstrap_leaks_and_the_shuffle_and_a_fresh_sample_do_not(attacked):
+    boot = {name: attacked.anonymeter[name]["bootstrap"] for name in ATTACKS}
+    assert all(isinstance(r, Risk) for r in boot.values())
+    assert boot["singling_out"].risk_ci[0] > 0 or boot["linkability"].risk_ci[0] > 0
+    for name in ("linkability", "inference"):
+        shuffled, leaky = attacked.anonymeter[name]["shuffled"], boot[name]
+        assert isinstance(shuffled, Risk) and shuffled.risk < leaky.risk / 2
+    assert attacked.membership["bootstrap"].auc > 0.65 and attacked.membership["bootstrap"].epsilon_lower_bound > 0.5
+    for table in ("release", "shuffled"):  # neither was made from the training rows' records
+        assert abs(attacked.membership[table].auc - 0.5) < 0.07  # 500 + 500 targets: standard error ~0.018
+        assert attacked.membership[table].epsilon_lower_bound == 0.0
+    assert attacked.flagged("bootstrap") and "membership" not in attacked.flagged("release")
+
+
+def test_the_json_section_keeps_the_contract(attacked):
+    out = json.loads(json.dumps(attacked.to_dict()))
+    assert set(out) == {"notice", "rows", "sampling", "release_epsilon", "tables", "anonymeter", "membership",
+                        "verdict", "seconds"}
+    assert out["tables"] == ["release", "bootstrap", "shuffled"] and out["release_epsilon"] == 1.0
+    assert set(out["rows"]) == {"training", "holdout", "synthetic", "attacked"}
+    assert out["rows"]["training"] <= 4000 and out["rows"]["holdout"] == 1000 and out["rows"]["attacked"] == 1000
+    for name in ATTACKS:
+        for table in out["tables"]:
+            r = out["anonymeter"][name][table]
+            assert set(r) == {"risk", "risk_ci", "attack_rate", "baseline_rate", "control_rate", "n_attacks", "reading"}
+            assert r["risk_ci"][0] <= r["risk"] <= r["risk_ci"][1]
+    assert "DOMIAS" in out["membership"]["attack"] and "random split" in out["membership"]["attack"]
+    for table in out["tables"]:
+        assert set(out["membership"][table]) == {"auc", "tpr", "fpr", "threshold", "epsilon_lower_bound",
+                                                 "confidence", "reading"}
+
+
+def _risk(lo: float) -> Risk:
+    return Risk("linkability", lo + 0.01, (lo, lo + 0.02), 0.1, 0.01, 0.09, 100, "a setting")
+
+
+def _attacks(release_lo: float, bound: float, epsilon: float | None, bootstrap_lo: float = 0.1) -> Attacks:
+    member = {t: MembershipResult(0.5, 0.1, 0.1, 0.0, b, 100, 50) for t, b in
+              (("release", bound), ("bootstrap", 2.0), ("shuffled", 0.0))}
+    anonymeter = {name: {"release": _risk(release_lo), "bootstrap": _risk(bootstrap_lo), "shuffled": _risk(0.0)}
+                  for name in ATTACKS}
+    return Attacks({}, "", epsilon, anonymeter, member, 0.0)  # type: ignore[arg-type]
+
+
+def test_the_verdict_reads_the_release_against_the_control_and_its_epsilon():
+    assert _attacks(0.0, 0.0, 1.0).verdict() == ("No attack advantage distinguishable from the control; measured "
+                                                 "leakage (epsilon >= 0.00 at 95% confidence) is below the "
+                                                 "release's epsilon = 1.")
+    flagged = _attacks(0.05, 0.4, 1.0).verdict()
+    assert "singling out, linkability, inference, membership" in flagged and "is below" in flagged
+    assert "EXCEEDS the release's epsilon = 1" in _attacks(0.0, 1.3, 1.0).verdict()
+    assert "no release epsilon" in _attacks(0.0, 0.0, None).verdict()
+    assert "too weak" not in _attacks(0.0, 0.0, 1.0, bootstrap_lo=0.0).verdict()  # membership flags the bootstrap
+    weak = _attacks(0.0, 0.0, 1.0, bootstrap_lo=0.0)
+    weak.membership["bootstrap"] = MembershipResult(0.5, 0.1, 0.1, 0.0, 0.0, 100, 50)
+    assert "too weak on this table to be evidence" in weak.verdict()
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:
+        code = int(exit_.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def split_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    data = adult().iloc[:1200]
+    paths = tmp_path / "training.csv", tmp_path / "holdout.csv", tmp_path / "synthetic.csv"
+    data.iloc[:800].to_csv(paths[0], index=False)
+    data.iloc[800:1000].to_csv(paths[1], index=False)
+    data.iloc[1000:].to_csv(paths[2], index=False)
+    return paths
+
+
+def test_attacks_without_a_holdout_say_why_and_how_to_get_one(capsys, split_files):
+    training, _, synthetic = split_files
+    code, _, err = run_cli(capsys, "evaluate", str(training), str(synthetic), "--attacks", "-q")
+    assert code == 2 and "Traceback" not in err
+    assert "control set" in err and "--holdout FILE" in err and "synth run DATA --holdout 10%" in err
+    code, _, err = run_cli(capsys, "evaluate", str(training), str(synthetic), "--holdout", str(split_files[1]), "-q")
+    assert code == 2 and "--attacks" in err
+
+
+def test_a_holdout_with_other_columns_is_refused(capsys, split_files, tmp_path):
+    training, holdout, synthetic = split_files
+    other = tmp_path / "other.csv"
+    pd.read_csv(holdout, dtype=str).drop(columns=["income"]).to_csv(other, index=False)
+    code, _, err = run_cli(capsys, "evaluate", str(training), str(synthetic), "--attacks", "--holdout", str(other), "-q")
+    assert code == 2 and "Traceback" not in err and "columns differ" in err and "income" in err
