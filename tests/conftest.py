@@ -35,6 +35,18 @@ def _check_tests_package() -> None:
 _check_tests_package()
 
 
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``synth ARGV`` through ``synth.cli.main``: its exit status (argparse's too) and what it printed."""
+    from synth.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse rejects malformed options this way
+        code = int(exit_.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def mixed_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Text, integers, floats, dates, booleans and missing cells, with some dependence."""
     rng = np.random.default_rng(seed)

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synth.cli import main
 from synth.evaluate.anonymeter_attacks import ATTACKS, Risk
 from synth.evaluate.attacks import Attacks, run_attacks
 from synth.evaluate.membership import MembershipResult
 from synth.evaluate.tables import load_tables, read_alike
+from tests.conftest import run_cli
 
 pytest.importorskip("anonymeter", reason="the attacks need anonymeter (pip install 'synth[attacks]')")
 
@@ -94,14 +94,6 @@ def test_the_verdict_reads_the_release_against_the_control_and_its_epsilon():
     weak.membership["bootstrap"] = MembershipResult(0.5, 0.1, 0.1, 0.0, 0.0, 100, 50)
     assert "too weak on this table to be evidence" in weak.verdict()
 
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = int(exit_.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

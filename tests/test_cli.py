@@ -18,17 +18,8 @@ import pytest
 
 import synth
 from synth import api
-from synth.cli import SEEDED_WARNING, main
-from tests.conftest import mixed_table
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse rejects malformed options this way
-        code = int(exit_.code)
-    out, err = capsys.readouterr()
-    return code, out, err
+from synth.cli import SEEDED_WARNING
+from tests.conftest import mixed_table, run_cli
 
 
 def assert_clean_error(code: int, err: str, *needles: str) -> None:

@@ -11,18 +11,9 @@ import pandas as pd
 import pytest
 
 from synth import api
-from synth.cli import main
 from synth.errors import AttackError
 from synth.release.holdout import check_holdout_place, holdout_path, parse_share, set_aside
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = int(exit_.code)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import run_cli
 
 
 def rows_of(frame: pd.DataFrame) -> Counter:
