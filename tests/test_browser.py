@@ -60,15 +60,17 @@ def pages(browser, tmp_path_factory) -> dict[str, Path]:
 
 
 def test_the_release_card_passes_every_check_in_the_browser(browser, tmp_path) -> None:
-    """A single table's card with its evaluation attached, and a relational release's card."""
-    original = mixed_table(400, seed=4)
+    """A single table's card with its evaluation attached (attacks included, whose section the evaluation
+    report then shows too), and a relational release's card."""
+    pytest.importorskip("anonymeter", reason="the attacks need anonymeter: pip install --no-deps 'anonymeter>=1.1'")
     data = tmp_path / "data.csv"
-    original.to_csv(data, index=False)
+    mixed_table(500, seed=4).to_csv(data, index=False)
     release = tmp_path / "release"
-    api.run(data, release, epsilon=2.0, seed=1, accept_rough_domains=True, report_to=None)
-    evaluation = tmp_path / "evaluation.json"
-    api.evaluate(original, release / "synthetic.csv", load_description(release / "description.json"),
-                 json_path=evaluation)
+    api.run(data, release, epsilon=2.0, seed=1, accept_rough_domains=True, report_to=None, holdout="20%")
+    evaluation, report = tmp_path / "evaluation.json", tmp_path / "evaluation.html"
+    api.evaluate(data, release / "synthetic.csv", release / "description.json", attacks=True,
+                 holdout=tmp_path / "data.holdout.csv", json_path=evaluation, report=report)
+    assert_page_passes(browser, report, headings=("Attacks",))
     assert_page_passes(browser, api.card(release, tmp_path / "card.html", evaluation), ids=CARD_IDS)
     database = write_sqlite(hospital(150, seed=4), tmp_path / "h.sqlite")
     relational = tmp_path / "relational"
