@@ -47,7 +47,7 @@ from synth.release.describer import describe as _describe
 from synth.release.description import Description, load_description, save_description
 from synth.release.holdout import check_holdout_place, holdout_statement, parse_share, set_aside
 from synth.release.manifest import build_manifest, save_manifest
-from synth.tables.source import read_table
+from synth.tables.source import TableSource, read_table
 from synth.tables.tableio import (
     check_table_output,
     parquet_available,
@@ -296,10 +296,12 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     return RunResult(synthetic, count, description, files, held_path)
 
 
-def is_database(data: object) -> bool:
+def is_database(data: object, backend: str = "auto") -> bool:
     """Whether ``data`` is the path of a database (a SQLite or DuckDB file, or a folder of table files) or
-    a PostgreSQL URL."""
-    return isinstance(data, (str, os.PathLike)) and database_kind(os.fspath(data)) is not None
+    a PostgreSQL URL. A folder counted by Spark (``backend``, or a TableSource's) is one table in parts."""
+    backend = data.backend if isinstance(data, TableSource) else backend
+    kind = database_kind(os.fspath(data)) if isinstance(data, (str, os.PathLike)) else None
+    return kind is not None and not (kind == "folder" and backend == "spark")
 
 
 def relational_profile(profile: ProfileLike = None, *, epsilon: float | None = None, delta: float | None = None,

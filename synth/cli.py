@@ -422,11 +422,11 @@ def _run_database(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_run(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
-    if args.holdout is not None and (api.is_database(args.data) or args.backend not in ("auto", "memory")):
+    if args.holdout is not None and (api.is_database(args.data, args.backend) or args.backend not in ("auto", "memory")):
         from synth.errors import AttackError
         raise AttackError("--holdout is supported for a table read into memory only (not a database, nor --backend "
                            "duckdb or spark, yet): set rows aside yourself and release the rest.")
-    if api.is_database(args.data):
+    if api.is_database(args.data, args.backend):
         _run_database(args, progress)
         return
     source = args.data if args.holdout is not None else _source(args, progress)  # a holdout reads the file whole
@@ -488,7 +488,7 @@ def _evaluate_database(args: argparse.Namespace, progress: Progress) -> None:
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
-    if api.is_database(args.original):
+    if api.is_database(args.original, args.backend):
         if args.attacks or args.holdout is not None:
             from synth.errors import AttackError
             raise AttackError("--attacks and --holdout are for one table, not a database (not supported yet).")

@@ -9,7 +9,12 @@ Noise, the accountant and everything after stay in this process; nothing is writ
 
 The session: ``master`` (``--spark-master``), else $SPARK_REMOTE (Spark Connect), else $MASTER,
 else ``local[*]``; an existing session is reused. Its time zone is set to UTC, so timestamps
-read as the memory path reads them. CSV cells are read as text with the delimiter and header of
+read as the memory path reads them. This process is the driver (client mode): its heap holds what
+travels to it. On a cluster master (spark://, yarn, ...) only Spark SQL runs on the executors, so
+they need no synth and no Python; a master on this machine's loopback address (127.0.0.1, localhost)
+gets a driver that listens there too, so its executors can reach it. The data path must be one every
+executor can read: a shared filesystem, HDFS, object storage (s3a://, with the cluster's connector).
+A local folder is one Parquet table in part files (as Spark and pyarrow write a dataset). CSV cells are read as text with the delimiter and header of
 ``synth.tables.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names), by
 its rule for odd records: a record whose cells hold nothing but spaces and tabs is no row, a short
 record has missing cells, a long one is refused (found from the raw text Spark keeps of each record
@@ -28,6 +33,7 @@ import pandas as pd
 
 from synth.columns.encoding import EncodingReport
 from synth.columns.schema import Schema
+from synth.errors import InputFileError
 from synth.tables.counting import (
     NO_NULL_TEXT,
     BackendUnavailable,
@@ -40,7 +46,7 @@ from synth.tables.tableio import BLANK, CsvLayout, checked_path, csv_layout, tab
 
 LOCAL_MASTER = "local[*]"
 LOCAL_PARTITIONS = 4
-LOCAL_DRIVER_MEMORY = "2g"
+DRIVER_MEMORY = "2g"
 RAW = "_synth_record"  # the column that holds the raw text of a record whose length differs from the header's
 
 
@@ -56,11 +62,14 @@ def spark_session(master: str | None = None):
         ) from None
     target = master or os.environ.get("SPARK_REMOTE") or os.environ.get("MASTER") or LOCAL_MASTER
     builder = SparkSession.builder.appName("synth")
-    builder = builder.remote(target) if target.startswith("sc://") else builder.master(target)
-    if target.startswith("local"):  # one machine: a few shuffle partitions, not a cluster's 200, and a
-        # driver heap that holds the counts of distinct code rows on their way to Python
-        builder = (builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
-                   .config("spark.driver.memory", LOCAL_DRIVER_MEMORY))
+    if target.startswith("sc://"):  # Spark Connect: the server's driver, configured there
+        builder = builder.remote(target)
+    else:  # this process drives: a heap that holds the counts of distinct code rows on their way to Python
+        builder = builder.master(target).config("spark.driver.memory", DRIVER_MEMORY)
+    if target.startswith("local"):  # one machine: a few shuffle partitions, not a cluster's 200
+        builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+    elif _loopback(target):  # executors on this machine reach the driver where the master listens
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     try:
         session = (builder.config("spark.sql.session.timeZone", "UTC")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -85,10 +94,12 @@ class SparkTable(DistinctCellsTable):
         from pyspark.sql.types import StringType, StructField, StructType
 
         super().__init__(missing_markers)
+        local = None if "://" in path else _local_table(path)  # checked before Spark starts
         self._spark = spark_session(master)
-        remote = "://" in path
-        local = None if remote else checked_path(path)
-        if table_format(Path(path)) == "csv":
+        parts = local is not None and local.is_dir()
+        if local is not None:
+            path = f"file://{local.resolve()}"  # where every executor finds it, whatever the cluster's default filesystem
+        if not parts and table_format(Path(path)) == "csv":
             reader = self._spark.read.options(header=True, quote='"', escape='"', multiLine=True,
                                               nullValue=NO_NULL_TEXT, emptyValue="", encoding="UTF-8",
                                               columnNameOfCorruptRecord=RAW)
@@ -113,8 +124,8 @@ class SparkTable(DistinctCellsTable):
             rows = self._spark.read.parquet(path)
             names = rows.columns
             rows = rows.toDF(*[f"c{j}" for j in range(len(names))])
-            if local is not None and local.is_file():
-                self._dtypes = parquet_dtypes(str(local))
+            if local is not None:
+                self._dtypes = parquet_dtypes(str(_first_part(local) if parts else local))
         self._rows = rows
         self._columns = tuple(names)
         self._distinct: dict[str, Any] = {}  # cached Spark DataFrames
@@ -169,6 +180,34 @@ class SparkTable(DistinctCellsTable):
         for table in self._distinct.values():
             table.unpersist()
         self._distinct.clear()
+
+
+def _loopback(master: str) -> bool:
+    """Whether a master URL (spark://host:port, also a list of hosts for standby masters) names only
+    this machine's loopback address."""
+    hosts = master.partition("://")[2].split(",")
+    return bool(master.partition("://")[2]) and all(
+        h.rpartition(":")[0] in ("127.0.0.1", "localhost", "[::1]") for h in hosts)
+
+
+def _local_table(path: str) -> Path:
+    """A local table: a file (``checked_path``), or a folder of Parquet part files; InputFileError otherwise."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return checked_path(path)
+    _first_part(folder)
+    return folder
+
+
+def _first_part(folder: Path) -> Path:
+    """The first Parquet part file of a folder (Spark skips names starting with _ or .); InputFileError if none."""
+    parts = sorted(p for p in folder.rglob("*.parquet") if p.is_file() and p.stat().st_size
+                   and not any(n.startswith(("_", ".")) for n in p.relative_to(folder).parts))
+    if not parts:
+        raise InputFileError(
+            f"{folder} is a folder without Parquet part files; the spark backend reads a folder as one Parquet "
+            "table in parts (part-*.parquet, as Spark or pyarrow write it). Pass a CSV or Parquet file, or such a folder.")
+    return parts[0]
 
 
 def _fields(record: Any, delimiter: str) -> Any:
