@@ -24,8 +24,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import spark_cluster
+from backend_cases import MARKERS, SPARK_MASTER, column_counts
 
 from synth.errors import InputFileError
+from synth.tables.counting import MemoryTable
+from synth.tables.tableio import mark_missing
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT / "synth" / "data" / "adult.csv.gz"
@@ -125,11 +128,7 @@ def without_created(description: Path) -> bytes:
 def test_a_standalone_cluster_gives_the_memory_release_on_a_parquet_folder(
         cluster: spark_cluster.StandaloneCluster, tmp_path: Path) -> None:
     rows = adult_rows()
-    folder = tmp_path / "adult"  # one table in part files, as Spark or pyarrow write a dataset
-    folder.mkdir()
-    for i, part in enumerate(np.array_split(np.arange(ROWS), PARTS)):
-        rows.iloc[part].to_parquet(folder / f"part-{i:05d}.parquet", index=False)
-    (folder / "_SUCCESS").write_bytes(b"")  # as Spark leaves it: not a part
+    folder = write_parts(rows, tmp_path / "adult")  # one table in part files, as Spark or pyarrow write a dataset
     whole = tmp_path / "adult.parquet"  # the same rows in one file, for the memory path
     rows.to_parquet(whole, index=False)
     profile = tmp_path / "profile.toml"
@@ -154,11 +153,40 @@ def test_a_standalone_cluster_gives_the_memory_release_on_a_parquet_folder(
         assert "Running task" in log.read_text(errors="replace"), f"worker {i}'s executor ran no task:\n{cluster.logs()}"
 
 
+def write_parts(rows: pd.DataFrame, folder: Path) -> Path:
+    """``rows`` as a Parquet dataset: ``PARTS`` part files and Spark's empty _SUCCESS marker."""
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(rows)), PARTS)):
+        rows.iloc[part].to_parquet(folder / f"part-{i:05d}.parquet", index=False)
+    (folder / "_SUCCESS").write_bytes(b"")  # not a part
+    return folder
+
+
+def test_a_folder_url_reads_as_one_parquet_table_and_an_unreadable_url_is_named(tmp_path: Path) -> None:
+    cluster_home()
+    from synth.tables.spark_table import SparkTable
+
+    rows = adult_rows()
+    url = f"file://{write_parts(rows, tmp_path / 'adult')}"  # a URL, as an object store's path is given
+    table = SparkTable(url, MARKERS, SPARK_MASTER)
+    try:
+        memory = MemoryTable(mark_missing(rows, MARKERS))
+        assert table.columns == memory.columns
+        for name in memory.columns:
+            assert column_counts(table, name) == column_counts(memory, name), name
+    finally:
+        table.close()
+    with pytest.raises(InputFileError, match=r"Spark cannot read nosuchstore://bucket/claims .*connector jars"):
+        SparkTable("nosuchstore://bucket/claims", MARKERS, SPARK_MASTER)
+
+
 def test_a_folder_without_parquet_parts_is_refused_before_spark_starts(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     from synth.tables.spark_table import SparkTable
 
     (tmp_path / "notes.csv").write_text("a\n1\n")
+    (tmp_path / "_hidden").mkdir()
+    (tmp_path / "_hidden" / "part-0.parquet").write_bytes(b"PAR1")  # Spark skips folders named _...
     with pytest.raises(InputFileError, match="folder without Parquet part files"):
         SparkTable(str(tmp_path))
 

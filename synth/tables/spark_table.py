@@ -33,7 +33,7 @@ import pandas as pd
 
 from synth.columns.encoding import EncodingReport
 from synth.columns.schema import Schema
-from synth.errors import InputFileError
+from synth.errors import InputFileError, SynthError
 from synth.tables.counting import (
     NO_NULL_TEXT,
     BackendUnavailable,
@@ -42,7 +42,15 @@ from synth.tables.counting import (
     encode_distinct,
     parquet_dtypes,
 )
-from synth.tables.tableio import BLANK, CsvLayout, checked_path, csv_layout, table_format, too_many_fields
+from synth.tables.tableio import (
+    BLANK,
+    CSV_SUFFIXES,
+    CsvLayout,
+    checked_path,
+    csv_layout,
+    table_format,
+    too_many_fields,
+)
 
 LOCAL_MASTER = "local[*]"
 LOCAL_PARTITIONS = 4
@@ -77,7 +85,7 @@ def spark_session(master: str | None = None):
     except Exception as error:  # pyspark raises many kinds (no Java, no cluster, a refused connection)
         raise BackendUnavailable(
             f"Spark could not be started or reached at {target} ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else 'no detail'}). Check --spark-master (or $SPARK_REMOTE, "
+            f"{_first_line(error)}). Check --spark-master (or $SPARK_REMOTE, "
             "$MASTER), that the cluster is up, and for a local session that Java 17 is installed."
         ) from None
     session.conf.set("spark.sql.session.timeZone", "UTC")  # also on a session that already existed
@@ -90,45 +98,57 @@ class SparkTable(DistinctCellsTable):
     backend = "spark"
 
     def __init__(self, path: str, missing_markers: tuple[str, ...] = ("",), master: str | None = None) -> None:
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import StringType, StructField, StructType
-
         super().__init__(missing_markers)
         local = None if "://" in path else _local_table(path)  # checked before Spark starts
         self._spark = spark_session(master)
-        parts = local is not None and local.is_dir()
-        if local is not None:
-            path = f"file://{local.resolve()}"  # where every executor finds it, whatever the cluster's default filesystem
-        if not parts and table_format(Path(path)) == "csv":
-            reader = self._spark.read.options(header=True, quote='"', escape='"', multiLine=True,
-                                              nullValue=NO_NULL_TEXT, emptyValue="", encoding="UTF-8",
-                                              columnNameOfCorruptRecord=RAW)
-            layout = (csv_layout(local) if local is not None
-                      else CsvLayout(",", reader.options(inferSchema=False).csv(path).columns, 0))
-            names = layout.names
-            keys = [f"c{j}" for j in range(len(names))]
-            parsed = reader.options(sep=layout.delimiter).schema(
-                StructType([StructField(key, StringType()) for key in keys] + [StructField(RAW, StringType())])).csv(path)
-            long = F.coalesce(_fields(F.col(RAW), layout.delimiter) > len(names), F.lit(False))
-            blank = F.lit(True)
-            for key in keys:
-                blank = blank & F.coalesce(F.col(key), F.lit("")).rlike(f"\\A[{BLANK}]*\\z")
-            rows = parsed.where(~blank | long).select(
-                *[_line_breaks_as_lf(F.col(key)).alias(key) for key in keys],
-                long.alias("long")).cache()  # parsed once, here, not once per count
-            if rows.where("long").limit(1).count():
-                rows.unpersist()
-                raise too_many_fields(path, layout)
-            rows = rows.drop("long")
-        else:
-            rows = self._spark.read.parquet(path)
-            names = rows.columns
-            rows = rows.toDF(*[f"c{j}" for j in range(len(names))])
-            if local is not None:
-                self._dtypes = parquet_dtypes(str(_first_part(local) if parts else local))
+        try:
+            rows, names = self._read(path, local)
+        except SynthError:
+            raise
+        except Exception as error:  # pyspark's AnalysisException, Py4J's errors: a path Spark cannot read
+            raise InputFileError(
+                f"Spark cannot read {path} ({type(error).__name__}: {_first_line(error)}). Check the path, that every "
+                "executor can read it, and for object storage (s3a://, gs://, abfss://) that the cluster has the "
+                "storage's connector jars and credentials.") from None
         self._rows = rows
         self._columns = tuple(names)
         self._distinct: dict[str, Any] = {}  # cached Spark DataFrames
+
+    def _read(self, path: str, local: Path | None) -> tuple[Any, list[str]]:
+        """The rows (a Spark DataFrame with columns c0, c1, ...) and the column names of ``path``: a URL
+        is read as Spark finds it (CSV by its name, else Parquet: a file or a dataset's folder), a local
+        file or folder at its absolute file:// URL, the same on every executor whatever the cluster's
+        default filesystem."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        if local is None:
+            source, form = path, "csv" if path.lower().rstrip("/").endswith(CSV_SUFFIXES) else "parquet"
+        else:
+            source, form = f"file://{local.resolve()}", "parquet" if local.is_dir() else table_format(local)
+        if form == "parquet":
+            rows = self._spark.read.parquet(source)
+            if local is not None:
+                self._dtypes = parquet_dtypes(str(_first_part(local) if local.is_dir() else local))
+            return rows.toDF(*[f"c{j}" for j in range(len(rows.columns))]), rows.columns
+        reader = self._spark.read.options(header=True, quote='"', escape='"', multiLine=True, nullValue=NO_NULL_TEXT,
+                                          emptyValue="", encoding="UTF-8", columnNameOfCorruptRecord=RAW)
+        layout = (csv_layout(local) if local is not None
+                  else CsvLayout(",", reader.options(inferSchema=False).csv(source).columns, 0))
+        keys = [f"c{j}" for j in range(len(layout.names))]
+        parsed = reader.options(sep=layout.delimiter).schema(
+            StructType([StructField(key, StringType()) for key in keys] + [StructField(RAW, StringType())])).csv(source)
+        long = F.coalesce(_fields(F.col(RAW), layout.delimiter) > len(keys), F.lit(False))
+        blank = F.lit(True)
+        for key in keys:
+            blank = blank & F.coalesce(F.col(key), F.lit("")).rlike(f"\\A[{BLANK}]*\\z")
+        rows = parsed.where(~blank | long).select(
+            *[_line_breaks_as_lf(F.col(key)).alias(key) for key in keys],
+            long.alias("long")).cache()  # parsed once, here, not once per count
+        if rows.where("long").limit(1).count():
+            rows.unpersist()
+            raise too_many_fields(path, layout)
+        return rows.drop("long"), list(layout.names)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -208,6 +228,10 @@ def _first_part(folder: Path) -> Path:
             f"{folder} is a folder without Parquet part files; the spark backend reads a folder as one Parquet "
             "table in parts (part-*.parquet, as Spark or pyarrow write it). Pass a CSV or Parquet file, or such a folder.")
     return parts[0]
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else "no detail"
 
 
 def _fields(record: Any, delimiter: str) -> Any:
