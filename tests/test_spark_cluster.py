@@ -1,15 +1,15 @@
 """The spark backend on a real standalone cluster: a master and two workers, each its own OS process
-(``tests/spark_cluster.py``), count a Parquet folder of several part files for ``synth run`` typed as a
-user types it, and the release equals the memory path's on the same rows under one seed: the
-Description byte for byte but its creation time, and the synthetic table byte for byte. The tasks
-ran on both workers' executors, and no JVM outlives the test.
+(``tests/spark_cluster.py``), count a Parquet folder of several part files for ``synth run`` typed as
+a user types it (with no Python for the executors), and the release equals the memory path's on the
+same rows under one seed: the Description byte for byte but its creation time, and the synthetic
+table byte for byte. The tasks ran on both workers' executors, and no JVM outlives the test.
 
 The data folder is a local path: the workers run on this machine, so they read it where the driver
 does (on a real cluster it would be a shared filesystem, HDFS or object storage).
 
 Skipped only where pyspark or Java is missing, and then failed instead under CI or with
-SYNTH_REQUIRE_SPARK_CLUSTER=1. Takes about a minute (three JVMs, then the run's driver and two
-executors)."""
+SYNTH_REQUIRE_SPARK_CLUSTER=1. The cluster test takes one to two minutes on 2 cores (three JVMs,
+then the run's driver and two executors)."""
 
 from __future__ import annotations
 
@@ -108,8 +108,10 @@ def adult_rows() -> pd.DataFrame:
 
 
 def run_synth(out: Path, data: Path, profile: Path, *backend: str) -> subprocess.CompletedProcess[str]:
-    """``python -m synth run DATA --profile P --seed S -o OUT BACKEND...`` in a fresh process."""
+    """``python -m synth run DATA --profile P --seed S -o OUT BACKEND...`` in a fresh process, whose
+    executors would find no Python (synth runs only Spark SQL there)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MASTER", "SPARK_REMOTE")}
+    env["PYSPARK_PYTHON"] = str(out.parent / "no-python-on-executors")
     command = [sys.executable, "-m", "synth", "run", str(data), *backend, "--profile", str(profile),
                "--seed", str(SEED), "-o", str(out), "-q"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
@@ -206,3 +208,15 @@ def test_a_missing_java_skips_the_cluster_test_and_fails_it_where_required(monke
     monkeypatch.setenv("CI", "false")  # set, but to "no": a local run still skips
     with pytest.raises(pytest.skip.Exception):
         cluster_home()
+
+
+@pytest.mark.parametrize("master,loopback", [
+    ("spark://127.0.0.1:7077", True), ("spark://localhost:7077", True), ("spark://127.0.0.1:7077,localhost:7078", True),
+    ("spark://10.0.0.5:7077", False), ("spark://127.0.0.1:7077,10.0.0.5:7077", False), ("yarn", False),
+    ("spark://", False), ("k8s://https://127.0.0.1:6443", False),
+])
+def test_only_a_master_on_the_loopback_address_gets_a_loopback_driver(master: str, loopback: bool) -> None:
+    pytest.importorskip("pyspark")
+    from synth.tables.spark_table import _loopback
+
+    assert _loopback(master) is loopback

@@ -14,12 +14,14 @@ travels to it. On a cluster master (spark://, yarn, ...) only Spark SQL runs on 
 they need no synth and no Python; a master on this machine's loopback address (127.0.0.1, localhost)
 gets a driver that listens there too, so its executors can reach it. The data path must be one every
 executor can read: a shared filesystem, HDFS, object storage (s3a://, with the cluster's connector).
-A local folder is one Parquet table in part files (as Spark and pyarrow write a dataset). CSV cells are read as text with the delimiter and header of
-``synth.tables.tableio`` (a URL such as hdfs://... is read comma-separated with Spark's header names), by
-its rule for odd records: a record whose cells hold nothing but spaces and tabs is no row, a short
-record has missing cells, a long one is refused (found from the raw text Spark keeps of each record
-whose length differs from the header's: ``_fields``), a CRLF or CR inside a cell reads as LF. The parsed
-rows are cached in Spark, so the file is parsed once, when the table is opened.
+A local folder is one Parquet table in part files (as Spark and pyarrow write a dataset); a URL is
+CSV when its name says so, else Parquet (a file or a folder). CSV cells are read as text with the
+delimiter and header of ``synth.tables.tableio`` (a URL such as hdfs://... is read comma-separated
+with Spark's header names), by its rule for odd records: a record whose cells hold nothing but
+spaces and tabs is no row, a short record has missing cells, a long one is refused (found from the
+raw text Spark keeps of each record whose length differs from the header's: ``_fields``), a CRLF or
+CR inside a cell reads as LF. The parsed rows are cached in Spark, so the file is parsed once, when
+the table is opened.
 """
 
 from __future__ import annotations
