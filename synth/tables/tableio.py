@@ -346,39 +346,28 @@ def write_table_chunks(chunks: Iterable[pd.DataFrame], path: str | os.PathLike[s
 def write_chunks(chunks: Iterable[pd.DataFrame], paths: Sequence[str | os.PathLike[str]], force: bool = False,
                  missing_text: str = "") -> int:
     """Write consecutive tables of the same columns as one table to each of ``paths`` (CSV or Parquet,
-    each as its name says), atomically: each table is written to every file before the next is
-    drawn from ``chunks`` and none is kept, so memory holds one table at a time however many rows
-    are written (a single table goes through ``write_table``); the number of rows written.
+    each as its name says, in the forms of ``write_table``), atomically: each table is written to
+    every file before the next is drawn from ``chunks``, and none is kept, so memory holds one table
+    at a time however many rows are written; the number of rows written (ValueError if ``chunks``
+    gives no table: there would be no header).
 
     Refused (OutputError) as ``check_table_output`` says, before the first table is drawn."""
     targets = [Path(path) for path in paths]
     for target in targets:
         check_table_output(target, force)
-    pieces = iter(chunks)
-    first = next(pieces)
-    second = next(pieces, None)
-    if second is None:
-        for target in targets:
-            write_table(first, target, force, missing_text)
-        return len(first)
-    held = [first, second]
-    del first, second  # from here the list holds them, and gives each up once it is written
-    rows = 0
-
-    def drawn() -> Iterator[pd.DataFrame]:
-        while held:
-            yield held.pop(0)
-        yield from pieces
+    rows, tables = 0, 0
 
     def write(tmps: list[Path]) -> None:
-        nonlocal rows
+        nonlocal rows, tables
         with ExitStack() as stack:
             sinks = [stack.enter_context(_ChunkSink(tmp, target, missing_text)) for tmp, target in zip(tmps, targets)]
-            for chunk in drawn():
+            for chunk in chunks:
                 for sink in sinks:
                     sink.write(chunk)
-                rows += len(chunk)
+                rows, tables = rows + len(chunk), tables + 1
                 del chunk  # the next table is drawn with this one gone
+        if not tables:
+            raise ValueError("write_chunks was given no table to write")
 
     _atomically(targets, write, force)
     return rows
