@@ -104,6 +104,17 @@ def measured(command: list[str]) -> tuple[float, float, int, str]:
         return seconds, peak / 2**20, returncode, out.read().decode(errors="replace")
 
 
+def _peak_method(phases: bool) -> str:
+    """How the peak memory of the table was taken, in words."""
+    if phases:
+        return "peak resident memory of the run's process (the largest of its phases' peaks)"
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return "peak resident memory of the command's process (the kernel's; psutil is not installed)"
+    return "peak resident memory of its process tree (Spark's JVM included)"
+
+
 def release(out: Path) -> dict:
     """The Description written by a run, without its time stamp."""
     description = json.loads((out / "description.json").read_text())
@@ -264,9 +275,9 @@ def main() -> None:
         f"\n## Counting backends at scale — {stamp}\n",
         f"Machine: {platform.system()} {platform.machine()}, {cores} cores, {memory:.0f} GiB, Python "
         f"{platform.python_version()}. Command: `{command}`. Each case: `synth run` on a Parquet table built "
-        "from the demo data with variation, profile adult.toml, ε = 1, seed 0; wall time of the whole command "
-        "and peak resident memory of its process tree (Spark's JVM included). 'Same release' compares the "
-        "Description with the first backend's at that size.\n",
+        f"from the demo data with variation, profile adult.toml, ε = 1, seed 0; wall time of the whole command "
+        f"and {_peak_method(args.phases)}. 'Same release' compares the Description with the first backend's at "
+        "that size.\n",
         "| rows | synthetic rows | backend | engine | wall (s) | peak memory (MiB) | same release |",
         "| ---: | ---: | --- | --- | ---: | ---: | --- |",
         *lines,
