@@ -1,16 +1,26 @@
 """Scale benchmark: `synth run` on 1M / 10M-row Parquet tables on each counting backend.
 
     python benchmarks/scale_benchmark.py [--rows 1000000 10000000] [--backends duckdb spark memory]
-                                         [--engine mst] [--folder /tmp/synth-scale] [--no-record]
+                                         [--engine mst] [--synthetic-rows N | --same-rows] [--phases]
+                                         [--folder /tmp/synth-scale] [--no-record]
 
 Builds a realistic table from the demo data (synth/data/adult.csv.gz): rows drawn with
 replacement, with ages, hours and survey weights varied around the drawn row's, written to
 Parquet in chunks (the 10M-row table is about 0.3 GB). Each case is one fresh `synth run` with the
 demo's public profile (adult.toml, so no discovery), the engine asked for, ε = 1, a seed, and
-100,000 synthetic rows (the describe side is what scales with the input). Measured: wall time of
-the whole command, and the peak of the summed resident memory of its process tree (sampled every
-0.1 s; Spark's JVM is a child of the Python process, so it is included). Cases with the same rows
-must release the same Description (under a seed): the table says whether each does.
+100,000 synthetic rows (``--synthetic-rows``; ``--same-rows``: as many as the input has). Measured:
+wall time of the whole command, and the peak of the summed resident memory of its process tree
+(sampled every 0.1 s with psutil; Spark's JVM is a child of the Python process, so it is included;
+without psutil, the largest single process's peak from the kernel). Cases with the same rows must
+release the same Description (under a seed): the table says whether each does.
+
+``--phases`` runs each case as ``synth.run`` in a child process that times its phases and takes
+each one's peak resident memory (the kernel's high-water mark, reset at every phase boundary;
+Linux only): read (opening the table, the schema), count (encoding and counting on the backend),
+measure (the engine's measurements), fit, sample (drawing and decoding the chunks), write CSV,
+write Parquet, save (the model and the manifest). Sampling and writing alternate chunk by chunk:
+their figures are summed over the chunks. The boundaries come from the run's own progress
+messages, and the sampling and writing functions wrapped with a timer.
 Appends a section to benchmarks/RESULTS.md unless --no-record.
 """
 
@@ -23,12 +33,12 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -62,23 +72,47 @@ def build_table(rows: int, path: Path, seed: int = 0) -> Path:
     return path
 
 
-def measured(command: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak resident MiB of the process tree, and exit status of ``command``."""
-    start = time.perf_counter()
-    process = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ,
-                                                                                           "OMP_NUM_THREADS": "1"})
-    peak = 0
-    while process.poll() is None:
+def measured(command: list[str]) -> tuple[float, float, int, str]:
+    """Wall seconds, peak resident MiB of the process tree, exit status and standard output of
+    ``command`` (the peak of the largest single process, from the kernel, without psutil)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # this checkout's synth
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
         try:
-            tree = [process, *process.children(recursive=True)]
-            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-        except psutil.Error:
-            pass
-        time.sleep(0.1)
-    seconds = time.perf_counter() - start
-    if process.returncode:
-        print(process.stderr.read().decode(errors="replace")[-2000:], file=sys.stderr)
-    return seconds, peak / 2**20, process.returncode
+            import psutil
+        except ImportError:
+            child = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+            _, status, usage = os.wait4(child.pid, 0)  # this child's peak (and its waited-for children's)
+            returncode, peak = os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
+        else:
+            process = psutil.Popen(command, stdout=out, stderr=err, env=env)
+            peak = 0
+            while process.poll() is None:
+                try:
+                    tree = [process, *process.children(recursive=True)]
+                    peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+                except psutil.Error:
+                    pass
+                time.sleep(0.1)
+            returncode = process.returncode
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if returncode:
+            print(err.read().decode(errors="replace")[-2000:], file=sys.stderr)
+        return seconds, peak / 2**20, returncode, out.read().decode(errors="replace")
+
+
+def _peak_method(phases: bool) -> str:
+    """How the peak memory of the table was taken, in words."""
+    if phases:
+        return "peak resident memory of the run's process (the largest of its phases' peaks)"
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return "peak resident memory of the command's process (the kernel's; psutil is not installed)"
+    return "peak resident memory of its process tree (Spark's JVM included)"
 
 
 def release(out: Path) -> dict:
@@ -88,50 +122,173 @@ def release(out: Path) -> dict:
     return description
 
 
+PHASES = ("read", "count", "measure", "fit", "sample", "write CSV", "write Parquet", "save")
+
+
+class PhaseClock:
+    """Wall seconds and peak resident MiB per phase of one process; the peak is the kernel's
+    high-water mark (VmHWM), reset at every switch of phase (Linux: /proc/self/clear_refs)."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self.peaks = dict.fromkeys(PHASES, 0.0)
+        self.phase, self.since = "read", time.perf_counter()
+        self._reset()
+
+    @staticmethod
+    def _reset() -> None:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+
+    @staticmethod
+    def _high_water() -> float:
+        with open("/proc/self/status") as handle:
+            line = next(line for line in handle if line.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+
+    def switch(self, phase: str) -> str:
+        """Close the current phase and enter ``phase``; the phase left."""
+        now = time.perf_counter()
+        left = self.phase
+        self.seconds[left] += now - self.since
+        self.peaks[left] = max(self.peaks[left], self._high_water())
+        self.phase, self.since = phase, now
+        self._reset()
+        return left
+
+    def timed(self, phase: str, function):
+        """``function`` wrapped to count as ``phase`` while it runs."""
+        def wrapper(*args, **kwargs):
+            left = self.switch(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.switch(left)
+        return wrapper
+
+
+def phase_run(data: str, out: str, engine: str, backend: str, synthetic_rows: int) -> None:
+    """``synth.run`` with its phases timed (``PhaseClock``); prints them as JSON."""
+    clock = PhaseClock()
+    import synth
+    from synth import api
+    from synth.generation import generate
+    from synth.progress import Progress
+    from synth.tables import tableio
+    from synth.tables.source import TableSource
+
+    class Phases(Progress):
+        """Quiet progress that moves the clock on the run's own messages and bars."""
+
+        def message(self, text: str) -> None:
+            if text.startswith("encoding and counting"):
+                clock.switch("count")
+            elif text.startswith("sampling synthetic rows"):
+                clock.switch("sample")
+            elif clock.phase == "count":
+                clock.switch("measure")
+
+        def counter(self, description: str, total: int):
+            if description.startswith("fitting the model"):
+                clock.switch("fit")
+            elif clock.phase == "count":
+                clock.switch("measure")
+            return super().counter(description, total)
+
+        def track(self, items, description: str, total: int | None = None):
+            if clock.phase == "count":
+                clock.switch("measure")
+            return super().track(items, description, total)
+
+    sink_write = tableio._ChunkSink.write
+
+    def write(sink, chunk):
+        phase = "write Parquet" if sink.parquet else "write CSV"
+        return clock.timed(phase, sink_write)(sink, chunk)
+
+    generate.FittedModel.sample = clock.timed("sample", generate.FittedModel.sample)
+    tableio._ChunkSink.write = write
+    generate.FittedModel.save = clock.timed("save", generate.FittedModel.save)
+    api.build_manifest = clock.timed("save", api.build_manifest)  # hashes the files written
+    start = time.perf_counter()
+    synth.run(TableSource(data, backend, None), out, PROFILE, engine=engine, epsilon=1, seed=0, rows=synthetic_rows,
+              force=True, progress=Phases(), report_to=None)
+    clock.switch(clock.phase)  # closes the last phase
+    print(json.dumps({"seconds": clock.seconds, "peaks": clock.peaks, "total": time.perf_counter() - start}))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--phase-run"]:
+        data, out, engine, backend, synthetic_rows = sys.argv[2:]
+        phase_run(data, out, engine, backend, int(synthetic_rows))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--backends", nargs="+", default=["duckdb", "spark", "memory"])
     parser.add_argument("--engine", default="mst")
+    parser.add_argument("--synthetic-rows", type=int, default=SYNTHETIC_ROWS)
+    parser.add_argument("--same-rows", action="store_true", help="as many synthetic rows as the input has")
+    parser.add_argument("--phases", action="store_true", help="time and peak memory per phase (Linux)")
     parser.add_argument("--folder", type=Path, default=Path("/tmp/synth-scale"))
     parser.add_argument("--no-record", action="store_true", help="do not append the results to RESULTS.md")
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
-    lines = []
+    lines, phase_lines = [], []
     for rows in args.rows:
         data = build_table(rows, args.folder / f"adult_{rows}.parquet")
+        synthetic = rows if args.same_rows else args.synthetic_rows
         first: dict | None = None
         for backend in args.backends:
             out = args.folder / f"run_{rows}_{backend}"
-            command = [sys.executable, "-m", "synth.cli", "run", str(data), "-o", str(out), "--profile", str(PROFILE),
-                       "--engine", args.engine, "--epsilon", "1", "--seed", "0", "--rows", str(SYNTHETIC_ROWS),
-                       "--backend", backend, "--force", "-q"]
-            seconds, peak, status = measured(command)
+            if args.phases:
+                command = [sys.executable, str(Path(__file__).resolve()), "--phase-run", str(data), str(out),
+                           args.engine, backend, str(synthetic)]
+            else:
+                command = [sys.executable, "-m", "synth.cli", "run", str(data), "-o", str(out), "--profile",
+                           str(PROFILE), "--engine", args.engine, "--epsilon", "1", "--seed", "0", "--rows",
+                           str(synthetic), "--backend", backend, "--force", "-q"]
+            seconds, peak, status, output = measured(command)
+            phases = json.loads(output.strip().splitlines()[-1]) if args.phases and not status else None
+            if phases is not None:  # the kernel's peak was reset at each phase: the largest phase's is the run's
+                peak = max(phases["peaks"].values())
             same = "failed" if status else "—"
             if not status:
                 described = release(out)
                 first = first or described
                 same = "yes" if described == first else "NO"
-            line = f"| {rows:,} | {backend} | {args.engine} | {seconds:.0f} | {peak:,.0f} | {same} |"
+            line = f"| {rows:,} | {synthetic:,} | {backend} | {args.engine} | {seconds:.0f} | {peak:,.0f} | {same} |"
             print(line, flush=True)
             lines.append(line)
+            if phases is not None:
+                cells = " | ".join(f"{phases['seconds'][p]:.1f} s, {phases['peaks'][p]:,.0f}" for p in PHASES)
+                phase_lines.append(f"| {rows:,} | {synthetic:,} | {backend} | {args.engine} | {cells} |")
+                print(phase_lines[-1], flush=True)
     if args.no_record:
         return
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    cores, memory = os.cpu_count(), psutil.virtual_memory().total / 2**30
-    command = f"python benchmarks/scale_benchmark.py --rows {' '.join(map(str, args.rows))} --backends " \
-              f"{' '.join(args.backends)} --engine {args.engine}"
+    cores = os.cpu_count()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    rows_out = "--same-rows" if args.same_rows else f"--synthetic-rows {args.synthetic_rows}"
+    command = (f"python benchmarks/scale_benchmark.py --rows {' '.join(map(str, args.rows))} --backends "
+               f"{' '.join(args.backends)} --engine {args.engine} {rows_out}{' --phases' if args.phases else ''}")
     section = [
         f"\n## Counting backends at scale — {stamp}\n",
         f"Machine: {platform.system()} {platform.machine()}, {cores} cores, {memory:.0f} GiB, Python "
         f"{platform.python_version()}. Command: `{command}`. Each case: `synth run` on a Parquet table built "
-        f"from the demo data with variation, profile adult.toml, ε = 1, seed 0, {SYNTHETIC_ROWS:,} synthetic rows; "
-        "wall time of the whole command and peak resident memory of its process tree (Spark's JVM included). "
-        "'Same release' compares the Description with the first backend's at that size.\n",
-        "| rows | backend | engine | wall (s) | peak memory (MiB) | same release |",
-        "| ---: | --- | --- | ---: | ---: | --- |",
+        f"from the demo data with variation, profile adult.toml, ε = 1, seed 0; wall time of the whole command "
+        f"and {_peak_method(args.phases)}. 'Same release' compares the Description with the first backend's at "
+        "that size.\n",
+        "| rows | synthetic rows | backend | engine | wall (s) | peak memory (MiB) | same release |",
+        "| ---: | ---: | --- | --- | ---: | ---: | --- |",
         *lines,
     ]
+    if phase_lines:
+        section += [
+            "\nPer phase (`synth.run` in a child process; seconds, then peak resident MiB of the phase):\n",
+            f"| rows | synthetic rows | backend | engine | {' | '.join(PHASES)} |",
+            f"| ---: | ---: | --- | --- |{' ---: |' * len(PHASES)}",
+            *phase_lines,
+        ]
     with RESULTS.open("a", encoding="utf-8") as handle:
         handle.write("\n".join(section) + "\n")
 

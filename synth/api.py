@@ -52,8 +52,8 @@ from synth.tables.tableio import (
     check_table_output,
     parquet_available,
     read_table_chunks,
+    write_chunks,
     write_table,
-    write_table_chunks,
 )
 
 if TYPE_CHECKING:
@@ -266,19 +266,13 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         progress.message("sampling synthetic rows")
         count = fitted.rows_to_sample(None)
         synthetic = fitted.sample(seed=seed, sampling=sampling, progress=progress) if fitted.in_one_chunk() else None
-        # a larger table is sampled a chunk at a time, once per file, from one seed so the files agree
-        chunk_seed = seed if seed is not None or synthetic is not None else int(
-            np.random.SeedSequence().generate_state(1)[0])
+        # a larger table is sampled once, a chunk at a time, each chunk written to every file before the next
+        chunks = [synthetic] if synthetic is not None else fitted.sample_chunks(seed=seed, sampling=sampling,
+                                                                                  progress=progress)
         with staged_release(out, names, force) as stage:
             save_description(description, stage / "description.json")
-            outputs = []
-            for name in (n for n in names if n.startswith("synthetic.")):
-                if synthetic is not None:
-                    outputs.append(write_table(synthetic, stage / name, missing_text=description.schema.missing_text))
-                    continue
-                write_table_chunks(fitted.sample_chunks(seed=chunk_seed, sampling=sampling, progress=progress), stage / name,
-                                   missing_text=description.schema.missing_text)
-                outputs.append(stage / name)
+            outputs = [stage / n for n in names if n.startswith("synthetic.")]
+            write_chunks(chunks, outputs, missing_text=description.schema.missing_text)
             outputs.append(fitted.save(stage / kept))
             manifest = build_manifest(description, stage / "description.json", outputs)
             if share is not None:

@@ -17,7 +17,8 @@ inside a quoted cell, CRLF or CR, reads as LF (``kept_rows``). LF, CRLF and CR l
 last line without a line break, and gzip are read alike.
 
 ``write_table`` writes atomically (temporary file in the same folder, then rename) and refuses to
-replace a file unless ``force`` is given.
+replace a file unless ``force`` is given; ``write_chunks`` writes a table given in pieces to one or
+more files at once, holding one piece at a time.
 
 Errors never quote a cell of the data.
 """
@@ -31,11 +32,11 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pandas as pd
 
@@ -337,38 +338,84 @@ def _csv_output(p: Path) -> tuple[str, str | None]:
 
 def write_table_chunks(chunks: Iterable[pd.DataFrame], path: str | os.PathLike[str], force: bool = False,
                        missing_text: str = "") -> int:
-    """Write consecutive tables of the same columns as one CSV or Parquet file, one table in memory
-    at a time, atomically (``write_table`` for a single table); the number of rows written.
+    """Write consecutive tables of the same columns as one CSV or Parquet file (``write_chunks``
+    with one path); the number of rows written."""
+    return write_chunks(chunks, [path], force, missing_text)
 
-    Refused (OutputError) as ``check_table_output`` says."""
-    p = Path(path)
-    check_table_output(p, force)
-    pieces = iter(chunks)
-    first = next(pieces)
-    second = next(pieces, None)
-    if second is None:
-        write_table(first, p, force, missing_text)
-        return len(first)
-    rows = 0
 
-    def write(tmp: Path) -> None:
-        nonlocal rows
-        if table_format(p, OutputError) == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+def write_chunks(chunks: Iterable[pd.DataFrame], paths: Sequence[str | os.PathLike[str]], force: bool = False,
+                 missing_text: str = "") -> int:
+    """Write consecutive tables of the same columns as one table to each of ``paths`` (CSV or Parquet,
+    each as its name says, in the forms of ``write_table``), atomically: each table is written to
+    every file before the next is drawn from ``chunks``, and none is kept, so memory holds one table
+    at a time however many rows are written; the number of rows written (ValueError if ``chunks``
+    gives no table: there would be no header).
 
-            schema = pa.Schema.from_pandas(first, preserve_index=False)
-            with pq.ParquetWriter(tmp, schema) as writer:
-                for chunk in (first, second, *pieces):
-                    writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
-                    rows += len(chunk)
-            return
-        sep, compression = _csv_output(p)
-        with (gzip.open(tmp, "wt", encoding="utf-8", newline="") if compression
-              else open(tmp, "w", encoding="utf-8", newline="")) as handle:
-            for i, chunk in enumerate((first, second, *pieces)):
-                chunk.to_csv(handle, index=False, header=i == 0, sep=sep, na_rep=missing_text)
-                rows += len(chunk)
+    Refused (OutputError) as ``check_table_output`` says, before the first table is drawn."""
+    targets = [Path(path) for path in paths]
+    for target in targets:
+        check_table_output(target, force)
+    rows, tables = 0, 0
 
-    atomic_write(p, write, force, shared=True)
+    def write(tmps: list[Path]) -> None:
+        nonlocal rows, tables
+        with ExitStack() as stack:
+            sinks = [stack.enter_context(_ChunkSink(tmp, target, missing_text)) for tmp, target in zip(tmps, targets)]
+            for chunk in chunks:
+                for sink in sinks:
+                    sink.write(chunk)
+                rows, tables = rows + len(chunk), tables + 1
+                del chunk  # the next table is drawn with this one gone
+        if not tables:
+            raise ValueError("write_chunks was given no table to write")
+
+    _atomically(targets, write, force)
     return rows
+
+
+def _atomically(targets: list[Path], write: Callable[[list[Path]], None], force: bool,
+                tmps: tuple[Path, ...] = ()) -> None:
+    """``write`` the temporary files of ``targets`` (one each, ``atomic_write``), then rename them all
+    into place; on an error none is renamed and the temporary files are removed."""
+    if len(tmps) == len(targets):
+        write(list(tmps))
+        return
+    atomic_write(targets[len(tmps)], lambda tmp: _atomically(targets, write, force, (*tmps, tmp)), force, shared=True)
+
+
+class _ChunkSink:
+    """One file of ``write_chunks`` open for writing: CSV (its header before the first table) or
+    Parquet (one row group per table, the column types of the first)."""
+
+    def __init__(self, tmp: Path, target: Path, missing_text: str) -> None:
+        self.tmp, self.missing_text = tmp, missing_text
+        self.parquet = table_format(target, OutputError) == "parquet"
+        self.sep, self.compression = _csv_output(target)
+        self.handle: IO[str] | None = None
+        self.writer: Any = None  # a pyarrow ParquetWriter, opened with the first table's schema
+        self.schema: Any = None
+
+    def __enter__(self) -> _ChunkSink:
+        return self
+
+    def write(self, chunk: pd.DataFrame) -> None:
+        if not self.parquet:
+            header = self.handle is None
+            if self.handle is None:
+                self.handle = (gzip.open(self.tmp, "wt", encoding="utf-8", newline="") if self.compression
+                               else open(self.tmp, "w", encoding="utf-8", newline=""))
+            chunk.to_csv(self.handle, index=False, header=header, sep=self.sep, na_rep=self.missing_text)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.schema = pa.Schema.from_pandas(chunk, preserve_index=False)
+            self.writer = pq.ParquetWriter(self.tmp, self.schema)
+        self.writer.write_table(pa.Table.from_pandas(chunk, schema=self.schema, preserve_index=False))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()
+        if self.writer is not None:
+            self.writer.close()
