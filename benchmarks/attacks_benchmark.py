@@ -210,13 +210,15 @@ def flagged(attacks: dict[str, Any], side: str) -> list[str]:
 
 
 def requirement(record: dict[str, Any]) -> str:
-    """Issue 34's requirement on one run: nothing on the release, something clear on the bootstrap."""
+    """Issue 34's requirement on one run at ε ≤ 1: nothing on the release, something clear on the bootstrap."""
     attacks = record["attacks"]
     release, bootstrap, shuffled = (flagged(attacks, side) for side in SIDES)
     parts = [f"release: {', '.join(release) or 'none'}", f"bootstrap: {', '.join(bootstrap) or 'none'}",
              f"shuffled: {', '.join(shuffled) or 'none'}"]
-    met = not release and bool(bootstrap)
-    return f"{'met' if met else 'NOT met'} (advantage shown on {'; '.join(parts)})"
+    shown = f"advantage shown on {'; '.join(parts)}"
+    if record["epsilon"] > 1:
+        return f"not asked at ε = {record['epsilon']:g} ({shown})"
+    return f"{'met' if not release and bootstrap else 'NOT met'} ({shown})"
 
 
 def _cell(result: dict[str, Any] | None, membership: bool) -> str:
