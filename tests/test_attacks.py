@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from synth.evaluate.anonymeter_attacks import ATTACKS, Risk
-from synth.evaluate.attacks import Attacks, run_attacks
+from synth.evaluate.attacks import Attacks, run_attacks, training_rows
 from synth.evaluate.membership import MembershipResult
 from synth.evaluate.tables import load_tables, read_alike
 from tests.conftest import run_cli
@@ -121,3 +121,30 @@ def test_a_holdout_with_other_columns_is_refused(capsys, split_files, tmp_path):
     pd.read_csv(holdout, dtype=str).drop(columns=["income"]).to_csv(other, index=False)
     code, _, err = run_cli(capsys, "evaluate", str(training), str(synthetic), "--attacks", "--holdout", str(other), "-q")
     assert code == 2 and "Traceback" not in err and "columns differ" in err and "income" in err
+
+
+def test_one_original_row_is_taken_out_per_holdout_row_never_every_copy():
+    original = np.array([7, 7, 7, 8, 9, 5])
+    assert training_rows(original, np.array([7, 8])).tolist() == [1, 2, 4, 5]  # one 7 and the 8 were held out
+    assert training_rows(original, np.array([7, 7, 8, 5])).tolist() == [2, 4]
+    assert training_rows(original, np.array([7, 6])).tolist() == list(range(6))  # 6 absent: no holdout in it
+    assert training_rows(original, np.array([8, 8])).tolist() == list(range(6))  # more copies held than there are
+
+
+def test_repeated_rows_do_not_make_a_fresh_sample_look_like_members():
+    """A small-domain table where most rows repeat, the original holding its holdout: the training rows
+    are the original minus the holdout, and a fresh sample of the population shows no membership."""
+    rng = np.random.default_rng(5)
+    sizes, weights = (4, 6, 5, 3), (0.6, 0.5, 0.4, 0.3)  # skewed category frequencies: 360 cells, many repeats
+
+    def population(rows: int) -> pd.DataFrame:
+        return pd.DataFrame({f"c{j}": rng.choice([f"v{k}" for k in range(size)], size=rows,
+                                                 p=(p := weight ** np.arange(size)) / p.sum())
+                             for j, (size, weight) in enumerate(zip(sizes, weights))})
+
+    training, holdout, fresh = population(3000), population(1000), population(3000)
+    tables = load_tables(pd.concat([training, holdout], ignore_index=True), fresh)
+    attacks = run_attacks(tables, read_alike(holdout, training, tables, "holdout"), release_epsilon=1.0, n_attacks=50)
+    assert attacks.rows["training"] == 3000
+    assert abs(attacks.membership["release"].auc - 0.5) < 0.07  # 500 + 500 targets: standard error ~0.018
+    assert attacks.membership["release"].epsilon_lower_bound == 0.0

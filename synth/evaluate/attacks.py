@@ -2,8 +2,9 @@
 
 The data owner gives the rows the release was made from (training rows, the members) and real rows
 of the same population that were NOT given to it (the holdout: the control). The original may be
-the whole file a holdout was set aside from (``synth run DATA --holdout 10%``): its rows identical
-to a holdout row, on the columns attacked, are then left out of the training rows. Every attack
+the whole file a holdout was set aside from (``synth run DATA --holdout 10%``): one of its rows
+identical to each holdout row, on the columns attacked, is then left out of the training rows
+(never every copy of a repeated row). Every attack
 runs against three tables, so its numbers can be read:
 
 * release: the synthetic table;
@@ -134,6 +135,19 @@ def _row_keys(table: Table) -> np.ndarray:
     return pd.util.hash_pandas_object(pd.DataFrame(parts), index=False).to_numpy()
 
 
+def training_rows(original: np.ndarray, holdout: np.ndarray) -> np.ndarray:
+    """Positions of the training rows, from the row keys of the original and of the holdout. When the
+    original holds every holdout row (the whole file a holdout was set aside from), one equal row is
+    taken out per holdout row: as many copies as the holdout has, never every copy (rows repeat in
+    small-domain tables; dropping all copies would leave only rare rows as members, which any attack
+    tells from the control). Otherwise the original is the training rows, all of them."""
+    held, keys = pd.Series(holdout).value_counts(), pd.Series(original)
+    if (keys.value_counts().reindex(held.index, fill_value=0) < held).any():
+        return np.arange(keys.size)
+    copy = keys.groupby(keys).cumcount().to_numpy()  # 0 for a row's first copy, 1 for its second, ...
+    return np.flatnonzero(copy >= keys.map(held).fillna(0).to_numpy())
+
+
 def _check_sizes(training: int, holdout: int) -> None:
     if holdout < MIN_ROWS or training < MIN_ROWS:
         raise AttackError(f"the attacks need at least {MIN_ROWS} training rows and {MIN_ROWS} holdout rows (the "
@@ -152,11 +166,11 @@ def run_attacks(tables: Tables, holdout: Table, release_epsilon: float | None = 
                 target: str | None = None, seed: int = 0, n_attacks: int = N_ATTACKS,
                 progress: Progress = SILENT) -> Attacks:
     """Every attack on the release (``tables.synthetic``), a bootstrap and a shuffle of the training
-    rows (``tables.original`` but the rows equal to a ``holdout`` row), with ``holdout`` as the control."""
+    rows (``tables.original`` but one row equal to each ``holdout`` row), with ``holdout`` as the control."""
     start = time.perf_counter()
     rng = np.random.default_rng([seed, 34])
     schema, original = tables.schema, tables.original
-    members = np.flatnonzero(~np.isin(_row_keys(original), _row_keys(holdout)))
+    members = training_rows(_row_keys(original), _row_keys(holdout))
     _check_sizes(members.size, holdout.rows)
     training = _subset(original, members)
     synthetic = {"release": tables.synthetic, "bootstrap": _subset(training, rng.integers(0, training.rows, training.rows)),
@@ -195,13 +209,14 @@ def run_attacks(tables: Tables, holdout: Table, release_epsilon: float | None = 
             results[attack][name] = result
 
     removed = original.rows - training.rows
+    left_out = (f"{removed:,} rows of the original, one equal to each holdout row, were left out of the training rows"
+                if removed else "the original does not hold every holdout row, so all its rows are training rows")
     sampling = (f"membership: {m:,} training and {m:,} holdout rows drawn at random as targets (a random half of "
                 f"each chooses the threshold, the other half measures it), the other {reference.size:,} holdout rows "
                 f"as the reference, against up to {max(syn_rows.values()):,} rows drawn from each synthetic table; "
                 f"anonymeter: {n:,} attacks each, on {ori_rows.size:,} training rows with {control_rows.size:,} "
                 f"holdout rows as the control and up to {anonymeter_rows:,} rows drawn from each synthetic table "
-                f"(seed {seed}); {removed:,} rows of the original equal to a holdout row were left out of the "
-                "training rows")
+                f"(seed {seed}); {left_out}")
     rows_count = {"training": training.rows, "holdout": holdout.rows, "synthetic": tables.synthetic.total_rows,
                   "attacked": 2 * m}
     epsilon = None if release_epsilon is None or not math.isfinite(release_epsilon) else float(release_epsilon)
