@@ -114,6 +114,8 @@ ALLOWED_TAPS: dict[str, tuple[frozenset[str], str]] = {
 # Modules that may import pandas (private tables are DataFrames), with why.
 PANDAS_ALLOWED = {
     "release/describer.py": "takes the private table",
+    "release/holdout.py": "splits the private table into the rows released from and the rows set aside (before "
+                          "anything is measured; the held-out rows go beside the data, never into the release)",
     "domains/finding.py": "draft_domains takes the private table, to draft a profile's domains under DP",
     "domains/discovery.py": "reads private columns for DP domain discovery",
     "domains/votes.py": "reads private columns for DP votes on their kind and shape",
