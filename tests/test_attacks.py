@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synth.evaluate import attacks as attacks_module
 from synth.evaluate.anonymeter_attacks import ATTACKS, Risk
 from synth.evaluate.attacks import Attacks, run_attacks, training_rows
 from synth.evaluate.membership import MembershipResult
@@ -148,3 +149,14 @@ def test_repeated_rows_do_not_make_a_fresh_sample_look_like_members():
     assert attacks.rows["training"] == 3000
     assert abs(attacks.membership["release"].auc - 0.5) < 0.07  # 500 + 500 targets: standard error ~0.018
     assert attacks.membership["release"].epsilon_lower_bound == 0.0
+
+
+def test_a_synthetic_table_read_in_part_is_said_to_under_report_copies(attacked, monkeypatch):
+    assert "under-reported" not in attacked.sampling  # 4,000 synthetic rows: every one was read
+    monkeypatch.setattr(attacks_module, "MEMBERSHIP_SYNTHETIC", 100)
+    monkeypatch.setattr(attacks_module, "ANONYMETER_SYNTHETIC", 200)
+    data = adult().iloc[:1000]
+    tables = load_tables(data.iloc[:400], data.iloc[500:])  # 500 synthetic rows, at most 100 read by membership
+    result = run_attacks(tables, read_alike(data.iloc[400:500], data.iloc[:400], tables, "holdout"), n_attacks=20)
+    assert "release has 500 rows and the attacks read at most 100 of them" in result.sampling
+    assert "about 20%" in result.sampling and "under-reported" in result.sampling

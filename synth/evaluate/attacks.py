@@ -50,6 +50,15 @@ ANONYMETER_SYNTHETIC = 30_000
 MIN_ROWS = 20  # of training rows and of holdout rows
 
 
+def _partly_read(synthetic_rows: int, read: int) -> str:
+    """The caveat when the attacks read only part of a large synthetic table, else nothing."""
+    if read >= synthetic_rows:
+        return ""
+    return (f". The release has {synthetic_rows:,} rows and the attacks read at most {read:,} of them, so a training "
+            f"row the release copied is among the rows read with a probability of about {read / synthetic_rows:.0%}: "
+            "copies are under-reported in that proportion (the bootstrap's column shows by how much)")
+
+
 @dataclass(frozen=True)
 class Attacks:
     """Every attack on every table, and what was sampled to run them."""
@@ -216,7 +225,7 @@ def run_attacks(tables: Tables, holdout: Table, release_epsilon: float | None = 
                 f"as the reference, against up to {max(syn_rows.values()):,} rows drawn from each synthetic table; "
                 f"anonymeter: {n:,} attacks each, on {ori_rows.size:,} training rows with {control_rows.size:,} "
                 f"holdout rows as the control and up to {anonymeter_rows:,} rows drawn from each synthetic table "
-                f"(seed {seed}); {left_out}")
+                f"(seed {seed}); {left_out}{_partly_read(tables.synthetic.total_rows, min(syn_rows.values()))}")
     rows_count = {"training": training.rows, "holdout": holdout.rows, "synthetic": tables.synthetic.total_rows,
                   "attacked": 2 * m}
     epsilon = None if release_epsilon is None or not math.isfinite(release_epsilon) else float(release_epsilon)
