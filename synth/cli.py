@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", type=_data_argument, help=DATA_OR_DATABASE)
     p.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     p.add_argument("--rows", type=positive_int, help="rows to generate")
-    p.add_argument("--holdout", metavar="SHARE", help="set this share of the rows aside at random (e.g. 10%%) before "
+    p.add_argument("--holdout", metavar="SHARE", help="set each row aside with this probability (e.g. 10%%) before "
                    "anything is described, written beside the data as NAME.holdout.csv: the control set of `synth "
                    "evaluate --attacks` (private: keep it with the data, never with the release)")
     _add_budget(p)

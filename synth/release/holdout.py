@@ -1,12 +1,17 @@
 """Setting real rows aside at release time, as the control set that attacks on the release need.
 
-``synth run DATA --holdout 10%`` draws that share of the rows uniformly at random (fresh randomness,
-reproducible only with a seed), writes them NEXT TO the private data (``holdout_path``: DATA's name
+``synth run DATA --holdout 10%`` sets each row aside on its own with that probability (fresh
+randomness, reproducible only with a seed), writes them NEXT TO the private data (``holdout_path``: DATA's name
 with ".holdout" before its table suffix, same format), and the release is described from the other
 rows only. The held-out rows are private data, to keep with the original: they must never be
 written into the release folder, and nothing written into the release may state how many there
 are (the share, which the user chose, may be recorded). Not DP: this module reads private rows and
 spends nothing; the describer must never see the rows it sets aside.
+
+Each row's fate is its own coin (Poisson sampling), never a fixed number of rows drawn from the
+table: a fixed count follows the exact row count, so one row added to the table could move another
+row between the kept and the held-out rows, and the release would then differ in two rows, not one.
+With a coin per row, a person added or removed changes only their own row of the kept table.
 """
 
 from __future__ import annotations
@@ -58,17 +63,14 @@ def check_holdout_place(data: str | os.PathLike[str], out_dir: str | os.PathLike
 
 
 def set_aside(frame: pd.DataFrame, share: float, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``frame`` split into the rows kept for the release and a uniform random ``share`` set aside
-    (rounded, at least one row when the table has two or more; both keep the original order)."""
-    rows = len(frame)
-    held = min(max(int(round(rows * share)), 1 if rows > 1 else 0), max(rows - 1, 0))
-    chosen = np.zeros(rows, dtype=bool)
-    chosen[rng.choice(rows, size=held, replace=False)] = True
+    """``frame`` split into the rows kept for the release and those set aside, each row on its own
+    with probability ``share`` (row i by the generator's i-th draw; both keep the original order)."""
+    chosen = rng.random(len(frame)) < share
     return frame.iloc[np.flatnonzero(~chosen)], frame.iloc[np.flatnonzero(chosen)]
 
 
 def holdout_statement(share: float) -> dict[str, object]:
     """What the manifest may say of a holdout: its share (the user's choice), never its rows or count."""
-    return {"share": share, "statement": f"A random {share:.0%} of the private rows was set aside before the release "
+    return {"share": share, "statement": f"Each private row was set aside with probability {share:.0%} before the release "
             "as a control set for attacks (kept by the data owner, not released); the release was made from "
             "the other rows."}
