@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import re
 from collections.abc import Sequence
 from importlib import import_module
@@ -19,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from synth.errors import OutputError
-from synth.release.description import Description, LedgerEntry
+from synth.release.description import Description, LedgerEntry, ledger_totals
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
@@ -107,7 +106,7 @@ def ledger_table(ledger: Sequence[LedgerEntry]) -> str:
              number(e.cost.epsilon), number(e.cost.delta), number(e.cost.rho), e.note]
             for e in ledger]
     rows.append(["", f"total of {len(ledger)} entries", "", "", "",
-                 *(number(math.fsum(getattr(e.cost, key) for e in ledger)) for key in ("epsilon", "delta", "rho")), ""])
+                 *(number(total) for total in ledger_totals(ledger).values()), ""])
     head = ["#", "mechanism", "query", "sensitivity", "noise scale", "ε", "δ", "ρ", "note"]
     return table(head, rows, frozenset({3, 4, 5, 6, 7}), "ledger", ["ledger-entry"] * (len(rows) - 1) + ["ledger-total"])
 

@@ -21,6 +21,7 @@ import copy
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +56,12 @@ def shape_keys_set(column: Column | UnmodelledColumn) -> dict[str, bool]:
     if isinstance(column, UnmodelledColumn):
         return {"template": column.template is not None} if column.kind == Kind.ID else {}
     return {key: getattr(column.shape, key) not in (None, False) for key in KIND_SHAPE_KEYS.get(column.kind, ())}
+
+
+def ledger_totals(ledger: Iterable[LedgerEntry]) -> dict[str, float]:
+    """The plain sums of ``ledger``'s ε, δ and ρ (before any composition theorem)."""
+    entries = list(ledger)
+    return {key: math.fsum(getattr(e.cost, key) for e in entries) for key in ("epsilon", "delta", "rho")}
 
 
 @dataclass(frozen=True)
@@ -117,11 +124,7 @@ class Description:
 
     def ledger_totals(self) -> dict[str, float]:
         """The plain sums of the ledger's ε, δ and ρ (before any composition theorem)."""
-        return {
-            "epsilon": math.fsum(e.cost.epsilon for e in self.ledger),
-            "delta": math.fsum(e.cost.delta for e in self.ledger),
-            "rho": math.fsum(e.cost.rho for e in self.ledger),
-        }
+        return ledger_totals(self.ledger)
 
     def to_dict(self) -> dict[str, Any]:
         """The Description as plain JSON data: a deep copy, so editing it leaves this object as it is."""

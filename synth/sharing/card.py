@@ -12,7 +12,6 @@ evaluation holds the evaluation's numbers, which are not DP, and is written for 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from synth.defaults import VERSION
 from synth.errors import InputFileError
 from synth.files import atomic_write_text
 from synth.pages.htmlpage import escape, facts, ledger_table, number, page, table
-from synth.release.description import Description, LedgerEntry
+from synth.release.description import Description, LedgerEntry, ledger_totals
 from synth.sharing import card_text
 from synth.sharing.folder import (
     CARD_MARK,
@@ -230,12 +229,11 @@ def budget_summary(ledger: Sequence[LedgerEntry], drafted: range) -> tuple[str, 
     groups: dict[str, list[LedgerEntry]] = {}
     for entry in ledger:
         groups.setdefault(card_text.purpose(entry, drafted), []).append(entry)
-    total = math.fsum(getattr(e.cost, key) for e in ledger)
+    total = ledger_totals(ledger)[key]
     rows = []
     for name, entries in groups.items():
-        amount = math.fsum(getattr(e.cost, key) for e in entries)
-        rows.append((name, len(entries), amount, amount / total if total > 0 else 0.0,
-                     math.fsum(e.cost.delta for e in entries)))
+        sums = ledger_totals(entries)
+        rows.append((name, len(entries), sums[key], sums[key] / total if total > 0 else 0.0, sums["delta"]))
     return key, rows
 
 
@@ -246,9 +244,9 @@ def _budget(folder: ReleaseFolder) -> str:
     rows = [[name, str(count), number(amount), f"{share:.1%}", number(delta),
              card_text.PURPOSES.get(name, "an entry of a kind this card does not name; see the full ledger")]
             for name, count, amount, share, delta in summary]
-    total = math.fsum(getattr(e.cost, key) for e in ledger)
-    rows.append(["total", str(len(ledger)), number(total), "100.0%" if total > 0 else "—",
-                 number(math.fsum(e.cost.delta for e in ledger)), ""])
+    totals = ledger_totals(ledger)
+    rows.append(["total", str(len(ledger)), number(totals[key]), "100.0%" if totals[key] > 0 else "—",
+                 number(totals["delta"]), ""])
     spent = _spent(folder)
     intro = (f"<p>Every query that touched the private data was charged before its noise was drawn. The "
              f"{len(ledger)} charges, grouped by what they paid for, in {symbol}"
