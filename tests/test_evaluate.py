@@ -18,6 +18,7 @@ from synth.evaluate import tables as tables_module
 from synth.evaluate.association import correlation_ratio, cramers_v
 from synth.evaluate.fidelity import choose_marginals, kmarginal_score, ks_statistic, marginal_tvd, tvds
 from synth.evaluate.tables import holdout_split, load_tables
+from synth.progress import SILENT
 from tests.conftest import SHARED_DATA, mixed_table
 
 
@@ -232,6 +233,34 @@ def test_large_tables_are_read_in_chunks_and_say_so(tmp_path, monkeypatch):
     from_parquet = load_tables(parquet, path, schema=whole.schema)
     assert from_parquet.release is not None and from_parquet.release.original.chunks == 4
     assert np.array_equal(from_parquet.release.original.codes, whole.original.codes)
+
+
+def test_the_draft_sample_is_uniform_and_holds_at_most_its_size_and_a_piece(monkeypatch):
+    monkeypatch.setattr(tables_module, "DRAFT_ROWS", 100)
+    table = pd.DataFrame({"row": np.arange(1000), "other": np.arange(1000) % 7})
+    held: list[int] = []
+    real_concat = pd.concat
+
+    def concat(frames, **kwargs):  # the rows held while the pieces go by
+        joined = real_concat(frames, **kwargs)
+        held.append(len(joined))
+        return joined
+
+    monkeypatch.setattr(pd, "concat", concat)
+    tenths = np.zeros(10)
+    for seed in range(300):
+        pieces = (table.iloc[start:start + 50] for start in range(0, 1000, 50))
+        sample, source = tables_module._draft_sample(pieces, ["row"], np.random.default_rng(seed), SILENT)
+        rows = sample["row"].to_numpy()
+        assert list(sample.columns) == ["row"] and rows.size == 100 and np.all(np.diff(rows) > 0)
+        assert source == "a random sample of 100 original rows"
+        tenths += np.bincount(rows // 100, minlength=10)
+    assert max(held) <= 100 + 50
+    # each tenth of the rows holds a tenth of the sample: 3,000 of 30,000 drawn (sd about 50)
+    assert np.all(np.abs(tenths - 3000) < 200), tenths
+    whole, source = tables_module._draft_sample([table.iloc[:60], table.iloc[60:90]], ["row", "other"],
+                                                np.random.default_rng(0), SILENT)
+    assert source == "all rows of the original" and whole["row"].tolist() == list(range(90))
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "adult.csv").exists(), reason="shared Adult data not available")

@@ -15,7 +15,7 @@ module reads the original data: nothing it returns is differentially private.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
@@ -167,21 +167,22 @@ def _check_columns(original: list[str], synthetic: list[str], schema: Schema | N
         )
 
 
-def _sample_original(original: TableLike, markers: tuple[str, ...], names: list[str], rng: np.random.Generator,
-                     progress: Progress) -> tuple[pd.DataFrame, str]:
-    """The columns ``names`` of (a random sample of at most DRAFT_ROWS rows of) the original, and
-    what it is: "all rows of the original" or "a random sample of N original rows"."""
-    if isinstance(original, pd.DataFrame) and len(original) <= DRAFT_ROWS:
-        return original[names], "all rows of the original"
-    kept, seen = [], 0
-    for chunk in progress.track(_chunks(original, markers), "sampling the original to draft a discretisation"):
+def _draft_sample(pieces: Iterable[pd.DataFrame], names: list[str], rng: np.random.Generator,
+                  progress: Progress) -> tuple[pd.DataFrame, str]:
+    """The columns ``names`` of a uniform random sample of at most DRAFT_ROWS of the rows in ``pieces``
+    (in their order), and what it is: "all rows of the original" or "a random sample of N original
+    rows". Each row gets a uniform key and the rows of the smallest keys are kept as the pieces go by,
+    so no more than DRAFT_ROWS rows and one piece are ever held."""
+    sample, keys, seen = pd.DataFrame(columns=names), np.empty(0), 0
+    for chunk in progress.track(pieces, "sampling the original to draft a discretisation"):
         seen += len(chunk)
-        kept.append(chunk[names].iloc[np.sort(rng.permutation(len(chunk))[:DRAFT_ROWS])])
-    sample = pd.concat(kept, ignore_index=True)
-    if len(sample) > DRAFT_ROWS:
-        sample = sample.iloc[np.sort(rng.permutation(len(sample))[:DRAFT_ROWS])]
-    return sample, ("all rows of the original" if len(sample) == seen else
-                    f"a random sample of {len(sample):,} original rows")
+        sample = pd.concat([sample, chunk[names]], ignore_index=True) if len(sample) else chunk[names]
+        keys = np.concatenate([keys, rng.random(len(chunk))])
+        if len(keys) > DRAFT_ROWS:
+            chosen = np.sort(np.argpartition(keys, DRAFT_ROWS)[:DRAFT_ROWS])
+            sample, keys = sample.iloc[chosen], keys[chosen]
+    return sample.reset_index(drop=True), ("all rows of the original" if len(sample) == seen else
+                                           f"a random sample of {len(sample):,} original rows")
 
 
 def _check_kinds(invalid: np.ndarray, present: np.ndarray, schema: Schema, which: str) -> None:
@@ -252,21 +253,30 @@ class _Reading:
                      self.counts[2] / np.maximum(self.counts[1], 1))
 
 
-def _read(table: TableLike, schemas: list[Schema], markers: tuple[str, ...], which: str,
-          progress: Progress, keep: np.ndarray | None = None) -> list[Table]:
-    """``table`` on each of ``schemas``, read once (in chunks read with ``markers``; only the rows at
-    positions ``keep`` when given); a numeric column read alike on several schemas is parsed and held once."""
+def _read(pieces: Iterable[pd.DataFrame], schemas: list[Schema], which: str, progress: Progress,
+          sample: int | None = None) -> list[Table]:
+    """The rows in ``pieces`` (a table's chunks, or a ``sample`` of that many of its rows) on each of
+    ``schemas``, each piece encoded before the next; a numeric column read alike on several schemas is
+    parsed and held once."""
     readings = [_Reading(schema, [], np.zeros((3, len(schema.columns)))) for schema in schemas]
-    pieces: dict[Parse, list[np.ndarray]] = {}
-    what = f"reading the {which} table" + ("" if keep is None else f" (a sample of {keep.size:,} rows)")
-    for chunk in progress.track(_chunks(table, markers, keep), what):
+    values: dict[Parse, list[np.ndarray]] = {}
+    what = f"reading the {which} table" + ("" if sample is None else f" (a sample of {sample:,} rows)")
+    for chunk in progress.track(pieces, what):
         parsed: dict[Parse, tuple[np.ndarray, np.ndarray]] = {}
         for reading in readings:
             reading.add(chunk, parsed)
-        for key, (values, _) in parsed.items():
-            pieces.setdefault(key, []).append(values)
-    joined = {key: np.concatenate(arrays) for key, arrays in pieces.items()}
+        for key, (read, _) in parsed.items():
+            values.setdefault(key, []).append(read)
+    joined = {key: np.concatenate(arrays) for key, arrays in values.items()}
     return [reading.table(which, joined) for reading in readings]
+
+
+def _drained(held: list[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """The pieces of ``held`` in order, each let go of as it is given (so that encoding them does not
+    hold both the text and the codes of every piece)."""
+    held.reverse()
+    while held:
+        yield held.pop()
 
 
 def _counted_note(which: str, backend: str, table: Table) -> str:
@@ -318,7 +328,13 @@ def _load(original: TableLike, synthetic: TableLike, schema: Schema | None, mark
     header = _header(original, markers)
     _check_columns(header, _header(synthetic, markers), schema, target)
     names = list(header if schema is None else schema.names)
-    sample, source = _sample_original(original, markers, names, np.random.default_rng(seed), progress)
+    positions = np.random.default_rng([seed, 2])  # its own stream: the metrics draw theirs from ``seed``
+    keep = {which: sample_positions(counting.row_count(), positions) for which, counting in opened.items()}
+    held = None  # an original counted on a backend is read once: its rows for the row-based scores, held
+    if "original" in opened:
+        held = list(_chunks(original, markers, keep["original"]))
+    sample, source = _draft_sample(_chunks(original, markers) if held is None else held, names,
+                                   np.random.default_rng(seed), progress)
     drafted = draft_discretisation(sample, markers, None if schema is None else {c.name: c.kind for c in schema.columns},
                                    DEFAULT_OTHER_LABEL if schema is None else schema.other_label)
     if not drafted.schema.columns:
@@ -335,10 +351,11 @@ def _load(original: TableLike, synthetic: TableLike, schema: Schema | None, mark
     if not_scored:
         notes.append(f"Not evaluated: column(s) {list(not_scored)} (the reasons are listed with the columns).")
     schemas = [drafted.schema] + ([schema] if schema is not None else [])
-    positions = np.random.default_rng([seed, 2])  # its own stream: the metrics draw theirs from ``seed``
-    keep = {which: sample_positions(counting.row_count(), positions) for which, counting in opened.items()}
-    tables = {which: _read(table, schemas, markers, which, progress, keep.get(which))
-              for which, table in (("original", original), ("synthetic", synthetic))}
+    sampled = {which: None if rows is None else rows.size for which, rows in keep.items()}
+    tables = {"original": _read(_chunks(original, markers) if held is None else _drained(held), schemas, "original",
+                                progress, sampled.get("original")),
+              "synthetic": _read(_chunks(synthetic, markers, keep.get("synthetic")), schemas, "synthetic", progress,
+                                 sampled.get("synthetic"))}
     for j, column in enumerate(drafted.schema.columns):
         if tables["synthetic"][0].unlisted[j] > MAX_INVALID_SHARE >= tables["original"][0].unlisted[j]:
             raise DataError(
@@ -350,10 +367,13 @@ def _load(original: TableLike, synthetic: TableLike, schema: Schema | None, mark
                         "as a test set and baseline. Evaluate a larger table.")
     for which, table in (("original", original), ("synthetic", synthetic)):
         if tables[which][0].chunks > 1:
-            notes.append(f"The {which} table was read in {tables[which][0].chunks} pieces of at most "
-                         f"{CHUNK_ROWS:,} rows, each encoded before the next was read ({_name(table, which)}).")
+            notes.append(f"The {which} table was read in {tables[which][0].chunks} pieces of at most {CHUNK_ROWS:,} rows, "
+                         + ("once: the rows kept for the row-based scores were held for the draft too"
+                            if which == "original" and "original" in opened else "each encoded before the next was read")
+                         + f" ({_name(table, which)}).")
     for which, counting in opened.items():  # after the checks: counting every row is the long part
         counted = backend_counts(counting, schemas, which, progress)
+        counting.close()  # let go of the backend's memory before the next table is counted (closing again is harmless)
         tables[which] = [replace(t, counts=c) for t, c in zip(tables[which], counted, strict=True)]
         notes.append(_counted_note(which, counting.backend, tables[which][0]))
     release = None if schema is None else Tables(schema, tables["original"][1], tables["synthetic"][1], ())
@@ -370,4 +390,4 @@ def read_alike(table: TableLike, original: TableLike, tables: Tables, which: str
         raise DataError(f"the {which} table's columns differ from the original's (only in the {which}: "
                         f"{[n for n in header if n not in expected]}; only in the original: "
                         f"{[n for n in expected if n not in header]}). Give rows with the original's columns.")
-    return _read(table, [tables.schema], markers, which, progress)[0]
+    return _read(_chunks(table, markers), [tables.schema], which, progress)[0]
