@@ -6,6 +6,7 @@ from distinct code rows with counts as from the rows. The backends write nothing
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 
 from synth.cli import main
 from synth.columns.domain import Domain
+from synth.domains.drafting import draft_profile
 from synth.errors import InputFileError
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.privacy.curator import CountRelease, Curator
@@ -52,6 +54,23 @@ def test_typed_parquet_counts_are_exact_on_every_backend(backend: str, df: pd.Da
     path = tmp_path_factory.mktemp("parquet") / "typed.parquet"
     df.to_parquet(path)
     assert_twins(path, backend)
+
+
+def test_code_rows_packed_into_several_keys_are_counted_exactly(tmp_path: Path) -> None:
+    from synth.tables.duckdb_table import KEY_SPAN, packed_groups
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({f"c{j}": rng.integers(0, 60 + j, 3000).astype(str) for j in range(24)})
+    df.loc[::13, "c3"] = ""  # missing cells: the last code of that column
+    path = write_csv(df, tmp_path / "wide.csv")
+    schema = draft_profile(read_table(path, MARKERS), MARKERS).schema
+    groups = packed_groups(schema.sizes)
+    assert len(groups) >= 2 and [j for group in groups for j, _ in group] == list(range(24))
+    for group in groups:  # each key's codes fit it, and its strides are the running products of the sizes
+        assert math.prod(schema.sizes[j] for j, _ in group) < KEY_SPAN
+        assert [stride for _, stride in group] == [math.prod(schema.sizes[i] for i, _ in group[:q])
+                                                   for q in range(len(group))]
+    assert_twins(path, "duckdb")
 
 
 @pytest.fixture(scope="module")

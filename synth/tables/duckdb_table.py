@@ -15,7 +15,8 @@ needs to pad short records when quoted cells hold line breaks; DuckDB spills to 
 its memory limit). Parquet is read in place, with its types. Nothing is written anywhere else.
 
 Cost: one scan per column for its distinct cells, then one scan with a hash join per column for
-the codes. A column's distinct-cell table has one entry per distinct value: small for categories
+the codes, grouped on the codes packed into a few 63-bit keys (``packed_groups``) and streamed back
+a million code rows at a time. A column's distinct-cell table has one entry per distinct value: small for categories
 and binned numbers, as large as the table for identifiers, free text or continuous floats (about
 100 bytes a distinct text in Python), so such columns cost memory in proportion to their rows.
 """
@@ -42,7 +43,9 @@ from synth.tables.counting import (
 )
 from synth.tables.tableio import BLANK, checked_path, csv_layout, table_format, too_many_fields
 
-MEMORY_LIMIT = "1GB"  # DuckDB's own memory (it spills beyond it); the Python side holds distinct cells
+MEMORY_LIMIT = "768MB"  # DuckDB's own memory (it spills beyond it); the Python side holds distinct cells and code rows
+FETCH_ROWS = 1 << 20  # distinct code rows moved from DuckDB at a time
+KEY_SPAN = 1 << 62  # the product of the sizes of the columns packed into one grouping key stays below this
 
 
 def require_duckdb():
@@ -70,6 +73,23 @@ def blank_row(names: list[str]) -> str:
 def line_breaks_as_lf(name: str) -> str:
     """SQL for column ``name`` with each CRLF or CR inside a cell read as LF."""
     return f"replace(replace({quoted(name)}, chr(13) || chr(10), chr(10)), chr(13), chr(10)) AS {quoted(name)}"
+
+
+def packed_groups(sizes: tuple[int, ...]) -> list[list[tuple[int, int]]]:
+    """The columns of a code row packed into as few 63-bit keys as their sizes allow: consecutive
+    columns share a key while the product of their sizes stays below 2^62; each key is a list of
+    (column, stride), its value the sum of code × stride. DuckDB groups a few keys in a fraction of
+    the memory it takes for one column per code (a synthetic table of float columns has millions of
+    distinct code rows)."""
+    groups: list[list[tuple[int, int]]] = []
+    span = KEY_SPAN
+    for j, size in enumerate(sizes):
+        if span * size >= KEY_SPAN:
+            groups.append([])
+            span = 1
+        groups[-1].append((j, span))
+        span *= max(size, 1)
+    return groups
 
 
 class DuckDBTable(DistinctCellsTable):
@@ -135,7 +155,7 @@ class DuckDBTable(DistinctCellsTable):
 
     def encode(self, schema: Schema) -> tuple[EncodedRows, EncodingReport]:
         codes, report = encode_distinct(schema, self._columns, self.column_cells)
-        joins, selected = [], []
+        joins = []
         for j, (column, column_codes) in enumerate(zip(schema.columns, codes, strict=True)):
             mapping = pd.DataFrame({"id": np.arange(len(column_codes), dtype=np.int64), "code": column_codes})
             self._con.register("mapping", mapping)
@@ -143,13 +163,33 @@ class DuckDBTable(DistinctCellsTable):
                               f"{self._distinct_table(column.name)} d JOIN mapping m USING (id)")
             self._con.unregister("mapping")
             joins.append(f"JOIN codes_{j} ON rows.{quoted(column.name)} IS NOT DISTINCT FROM codes_{j}.v")
-            selected.append(f"codes_{j}.code AS c{j}")
-        counted = self._con.execute(
-            f"SELECT {', '.join(selected)}, count(*) AS n FROM rows {' '.join(joins)} GROUP BY ALL").fetchnumpy()
-        matrix = np.empty((len(counted["n"]), len(schema.columns)), dtype=np.int32, order="F")
-        for j in range(len(schema.columns)):
-            matrix[:, j] = counted[f"c{j}"]
-        return EncodedRows(matrix, np.asarray(counted["n"], dtype=np.int64)), report
+        groups = packed_groups(schema.sizes)
+        keys = [" + ".join(f"codes_{j}.code::BIGINT * {stride}" for j, stride in group) + f" AS k{g}"
+                for g, group in enumerate(groups)]
+        query = f"SELECT {', '.join(keys)}, count(*) AS n FROM rows {' '.join(joins)} GROUP BY ALL"
+        return self._fetch_code_rows(query, groups, schema.sizes), report
+
+    def _fetch_code_rows(self, query: str, groups: list[list[tuple[int, int]]], sizes: tuple[int, ...]) -> EncodedRows:
+        """The result of ``query`` (one packed key per group of ``packed_groups`` and a count) as a
+        code matrix and weights, streamed ``FETCH_ROWS`` rows at a time and unpacked one batch at a
+        time into int32 pieces, which are put together one column at a time, each column's pieces let
+        go of once copied."""
+        pieces: list[list[np.ndarray]] = [[] for _ in range(len(sizes) + 1)]
+        with self._con.sql(query).to_arrow_reader(FETCH_ROWS) as reader:
+            for batch in reader:
+                for g, group in enumerate(groups):
+                    key = batch.column(g).to_numpy()
+                    for j, stride in group:
+                        pieces[j].append(((key // stride) % sizes[j]).astype(np.int32))
+                pieces[-1].append(batch.column(len(groups)).to_numpy())
+        rows = sum(len(p) for p in pieces[-1])
+        matrix = np.empty((rows, len(sizes)), dtype=np.int32, order="F")
+        for j in range(len(sizes)):
+            if rows:
+                np.concatenate(pieces[j], out=matrix[:, j])
+            pieces[j].clear()
+        weights = np.concatenate(pieces[-1]).astype(np.int64) if rows else np.empty(0, np.int64)
+        return EncodedRows(matrix, weights)
 
     def close(self) -> None:
         self._con.close()
