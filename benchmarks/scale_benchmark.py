@@ -1,14 +1,15 @@
-"""Scale benchmark: `synth run` on 1M / 10M-row Parquet tables on each counting backend.
+"""Scale benchmark: `synth run` (and `synth evaluate`) on 1M / 10M / 100M-row Parquet tables on each counting backend.
 
-    python benchmarks/scale_benchmark.py [--rows 1000000 10000000] [--backends duckdb spark memory]
-                                         [--engine mst] [--synthetic-rows N | --same-rows] [--phases]
-                                         [--folder /tmp/synth-scale] [--no-record]
+    python benchmarks/scale_benchmark.py [--rows 1000000 10000000 100000000] [--backends duckdb spark memory]
+                                         [--engines mst aim] [--synthetic-rows same 1000000 | --same-rows]
+                                         [--phases] [--evaluate] [--folder /tmp/synth-scale] [--no-record]
 
 Builds a realistic table from the demo data (synth/data/adult.csv.gz): rows drawn with
 replacement, with ages, hours and survey weights varied around the drawn row's, written to
 Parquet in chunks (the 10M-row table is about 0.3 GB). Each case is one fresh `synth run` with the
-demo's public profile (adult.toml, so no discovery), the engine asked for, ε = 1, a seed, and
-100,000 synthetic rows (``--synthetic-rows``; ``--same-rows``: as many as the input has). Measured:
+demo's public profile (adult.toml, so no discovery), each engine asked for, ε = 1, a seed, and
+each number of synthetic rows asked for (``--synthetic-rows``: numbers, or ``same`` for as many as the
+input has; default 100,000; ``--same-rows`` is ``--synthetic-rows same``). Measured:
 wall time of the whole command, and the peak of the summed resident memory of its process tree
 (sampled every 0.1 s with psutil; Spark's JVM is a child of the Python process, so it is included;
 without psutil, the largest single process's peak from the kernel). Cases with the same rows must
@@ -21,7 +22,9 @@ measure (the engine's measurements), fit, sample (drawing and decoding the chunk
 write Parquet, save (the model and the manifest). Sampling and writing alternate chunk by chunk:
 their figures are summed over the chunks. The boundaries come from the run's own progress
 messages, and the sampling and writing functions wrapped with a timer.
-Appends a section to benchmarks/RESULTS.md unless --no-record.
+``--evaluate`` also runs ``synth evaluate DATA OUT/synthetic.parquet --backend duckdb`` on each case's
+output (wall time and peak memory of that process), then deletes the case's synthetic files (at
+100M rows they take gigabytes). Appends a section to benchmarks/RESULTS.md unless --no-record.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -217,6 +221,19 @@ def phase_run(data: str, out: str, engine: str, backend: str, synthetic_rows: in
     print(json.dumps({"seconds": clock.seconds, "peaks": clock.peaks, "total": time.perf_counter() - start}))
 
 
+def evaluated(data: Path, out: Path) -> tuple[float, float]:
+    """Wall seconds and peak MiB of ``synth evaluate DATA OUT/synthetic.parquet --backend duckdb``."""
+    command = [sys.executable, "-m", "synth.cli", "evaluate", str(data), str(out / "synthetic.parquet"), "--backend",
+               "duckdb", "--json", str(out / "evaluation.json"), "-q"]
+    seconds, peak, status, _ = measured(command)
+    return (math.nan, math.nan) if status else (seconds, peak)
+
+
+def output_rows(spec: str, rows: int) -> int:
+    """Synthetic rows for an input of ``rows``: ``same`` or a number."""
+    return rows if spec == "same" else int(spec)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--phase-run"]:
         data, out, engine, backend, synthetic_rows = sys.argv[2:]
@@ -225,68 +242,98 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--backends", nargs="+", default=["duckdb", "spark", "memory"])
-    parser.add_argument("--engine", default="mst")
-    parser.add_argument("--synthetic-rows", type=int, default=SYNTHETIC_ROWS)
+    parser.add_argument("--engines", "--engine", nargs="+", default=["mst"])
+    parser.add_argument("--synthetic-rows", nargs="+", default=[str(SYNTHETIC_ROWS)],
+                        help="synthetic rows per case: numbers, or 'same' (as many as the input has)")
     parser.add_argument("--same-rows", action="store_true", help="as many synthetic rows as the input has")
     parser.add_argument("--phases", action="store_true", help="time and peak memory per phase (Linux)")
+    parser.add_argument("--evaluate", action="store_true",
+                        help="also time `synth evaluate` of each synthetic table against its input on duckdb")
     parser.add_argument("--folder", type=Path, default=Path("/tmp/synth-scale"))
     parser.add_argument("--no-record", action="store_true", help="do not append the results to RESULTS.md")
     args = parser.parse_args()
+    specs = ["same"] if args.same_rows else args.synthetic_rows
     args.folder.mkdir(parents=True, exist_ok=True)
     lines, phase_lines = [], []
     for rows in args.rows:
         data = build_table(rows, args.folder / f"adult_{rows}.parquet")
-        synthetic = rows if args.same_rows else args.synthetic_rows
-        first: dict | None = None
-        for backend in args.backends:
-            out = args.folder / f"run_{rows}_{backend}"
-            if args.phases:
-                command = [sys.executable, str(Path(__file__).resolve()), "--phase-run", str(data), str(out),
-                           args.engine, backend, str(synthetic)]
-            else:
-                command = [sys.executable, "-m", "synth.cli", "run", str(data), "-o", str(out), "--profile",
-                           str(PROFILE), "--engine", args.engine, "--epsilon", "1", "--seed", "0", "--rows",
-                           str(synthetic), "--backend", backend, "--force", "-q"]
-            seconds, peak, status, output = measured(command)
-            phases = json.loads(output.strip().splitlines()[-1]) if args.phases and not status else None
-            if phases is not None:  # the kernel's peak was reset at each phase: the largest phase's is the run's
-                peak = max(phases["peaks"].values())
-            same = "failed" if status else "—"
-            if not status:
-                described = release(out)
-                first = first or described
-                same = "yes" if described == first else "NO"
-            line = f"| {rows:,} | {synthetic:,} | {backend} | {args.engine} | {seconds:.0f} | {peak:,.0f} | {same} |"
-            print(line, flush=True)
-            lines.append(line)
-            if phases is not None:
-                cells = " | ".join(f"{phases['seconds'][p]:.1f} s, {phases['peaks'][p]:,.0f}" for p in PHASES)
-                phase_lines.append(f"| {rows:,} | {synthetic:,} | {backend} | {args.engine} | {cells} |")
-                print(phase_lines[-1], flush=True)
-    if args.no_record:
-        return
+        for engine in args.engines:
+            for synthetic in sorted({output_rows(spec, rows) for spec in specs}, reverse=True):
+                first: dict | None = None
+                for backend in args.backends:
+                    line, phase_line, described = run_case(args, data, rows, engine, synthetic, backend, first)
+                    first = first or described
+                    print(line, flush=True)
+                    lines.append(line)
+                    if phase_line:
+                        print(phase_line, flush=True)
+                        phase_lines.append(phase_line)
+    if not args.no_record:
+        record(args, specs, lines, phase_lines)
+
+
+def run_case(args: argparse.Namespace, data: Path, rows: int, engine: str, synthetic: int, backend: str,
+             first: dict | None) -> tuple[str, str, dict | None]:
+    """One `synth run` (and, with --evaluate, its evaluation): the results row, the phases row, and
+    the Description it released (None when it failed)."""
+    out = args.folder / f"run_{rows}_{engine}_{synthetic}_{backend}"
+    if args.phases:
+        command = [sys.executable, str(Path(__file__).resolve()), "--phase-run", str(data), str(out),
+                   engine, backend, str(synthetic)]
+    else:
+        command = [sys.executable, "-m", "synth.cli", "run", str(data), "-o", str(out), "--profile",
+                   str(PROFILE), "--engine", engine, "--epsilon", "1", "--seed", "0", "--rows",
+                   str(synthetic), "--backend", backend, "--force", "-q"]
+    seconds, peak, status, output = measured(command)
+    phases = json.loads(output.strip().splitlines()[-1]) if args.phases and not status else None
+    if phases is not None:  # the kernel's peak was reset at each phase: the largest phase's is the run's
+        peak = max(phases["peaks"].values())
+    same, described = "failed", None
+    if not status:
+        described = release(out)
+        same = "yes" if first is None or described == first else "NO"
+    evaluation = evaluated(data, out) if args.evaluate and not status else None
+    cells = "" if evaluation is None else f" {evaluation[0]:.0f} | {evaluation[1]:,.0f} |"
+    line = f"| {rows:,} | {synthetic:,} | {backend} | {engine} | {seconds:.0f} | {peak:,.0f} | {same} |{cells}"
+    phase_line = ""
+    if phases is not None:
+        timings = " | ".join(f"{phases['seconds'][p]:.1f} s, {phases['peaks'][p]:,.0f}" for p in PHASES)
+        extra = "" if evaluation is None else f" {evaluation[0]:.1f} s, {evaluation[1]:,.0f} |"
+        phase_line = f"| {rows:,} | {synthetic:,} | {backend} | {engine} | {timings} |{extra}"
+    if args.evaluate:  # the synthetic tables of 10M rows and more take gigabytes: keep only the release's record
+        for name in ("synthetic.csv", "synthetic.parquet"):
+            (out / name).unlink(missing_ok=True)
+    return line, phase_line, described
+
+
+def record(args: argparse.Namespace, specs: list[str], lines: list[str], phase_lines: list[str]) -> None:
+    """Append the results to RESULTS.md."""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cores = os.cpu_count()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    rows_out = "--same-rows" if args.same_rows else f"--synthetic-rows {args.synthetic_rows}"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     command = (f"python benchmarks/scale_benchmark.py --rows {' '.join(map(str, args.rows))} --backends "
-               f"{' '.join(args.backends)} --engine {args.engine} {rows_out}{' --phases' if args.phases else ''}")
+               f"{' '.join(args.backends)} --engines {' '.join(args.engines)} --synthetic-rows {' '.join(specs)}"
+               f"{' --phases' if args.phases else ''}{' --evaluate' if args.evaluate else ''}")
+    evaluate_head = " evaluate (s) | evaluate peak (MiB) |" if args.evaluate else ""
     section = [
         f"\n## Counting backends at scale — {stamp}\n",
         f"Machine: {platform.system()} {platform.machine()}, {cores} cores, {memory:.0f} GiB, Python "
-        f"{platform.python_version()}. Command: `{command}`. Each case: `synth run` on a Parquet table built "
-        f"from the demo data with variation, profile adult.toml, ε = 1, seed 0; wall time of the whole command "
-        f"and {_peak_method(args.phases)}. 'Same release' compares the Description with the first backend's at "
-        "that size.\n",
-        "| rows | synthetic rows | backend | engine | wall (s) | peak memory (MiB) | same release |",
-        "| ---: | ---: | --- | --- | ---: | ---: | --- |",
+        f"{platform.python_version()}; commit {commit}. Command: `{command}`. Each case: `synth run` on a Parquet "
+        "table built from the demo data with variation, profile adult.toml, ε = 1, seed 0; wall time of the whole "
+        f"command and {_peak_method(args.phases)}. 'Same release' compares the Description with the first "
+        "backend's of that case."
+        + (" Evaluate: `synth evaluate DATA OUT/synthetic.parquet --backend duckdb` of the case's synthetic "
+           "table against its input, wall time and peak memory of its process." if args.evaluate else "") + "\n",
+        f"| rows | synthetic rows | backend | engine | wall (s) | peak memory (MiB) | same release |{evaluate_head}",
+        f"| ---: | ---: | --- | --- | ---: | ---: | --- |{' ---: | ---: |' if args.evaluate else ''}",
         *lines,
     ]
     if phase_lines:
         section += [
             "\nPer phase (`synth.run` in a child process; seconds, then peak resident MiB of the phase):\n",
-            f"| rows | synthetic rows | backend | engine | {' | '.join(PHASES)} |",
-            f"| ---: | ---: | --- | --- |{' ---: |' * len(PHASES)}",
+            f"| rows | synthetic rows | backend | engine | {' | '.join(PHASES)} |{' evaluate |' if args.evaluate else ''}",
+            f"| ---: | ---: | --- | --- |{' ---: |' * (len(PHASES) + int(args.evaluate))}",
             *phase_lines,
         ]
     with RESULTS.open("a", encoding="utf-8") as handle:
