@@ -204,14 +204,14 @@ def phase_run(data: str, out: str, engine: str, backend: str, synthetic_rows: in
                 clock.switch("measure")
             return super().track(items, description, total)
 
-    sink_write = tableio._ChunkSink.write
+    sink_write = tableio.TableSink.write
 
     def write(sink, chunk):
         phase = "write Parquet" if sink.parquet else "write CSV"
         return clock.timed(phase, sink_write)(sink, chunk)
 
     generate.FittedModel.sample = clock.timed("sample", generate.FittedModel.sample)
-    tableio._ChunkSink.write = write
+    tableio.TableSink.write = write
     generate.FittedModel.save = clock.timed("save", generate.FittedModel.save)
     api.build_manifest = clock.timed("save", api.build_manifest)  # hashes the files written
     start = time.perf_counter()

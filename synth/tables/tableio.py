@@ -18,7 +18,7 @@ last line without a line break, and gzip are read alike.
 
 ``write_table`` writes atomically (temporary file in the same folder, then rename) and refuses to
 replace a file unless ``force`` is given; ``write_chunks`` writes a table given in pieces to one or
-more files at once, holding one piece at a time.
+more files at once, holding one piece at a time (``TableSink``: one such file).
 
 Errors never quote a cell of the data.
 """
@@ -360,7 +360,7 @@ def write_chunks(chunks: Iterable[pd.DataFrame], paths: Sequence[str | os.PathLi
     def write(tmps: list[Path]) -> None:
         nonlocal rows, tables
         with ExitStack() as stack:
-            sinks = [stack.enter_context(_ChunkSink(tmp, target, missing_text)) for tmp, target in zip(tmps, targets)]
+            sinks = [stack.enter_context(TableSink(tmp, target, missing_text)) for tmp, target in zip(tmps, targets)]
             for chunk in chunks:
                 for sink in sinks:
                     sink.write(chunk)
@@ -383,9 +383,11 @@ def _atomically(targets: list[Path], write: Callable[[list[Path]], None], force:
     atomic_write(targets[len(tmps)], lambda tmp: _atomically(targets, write, force, (*tmps, tmp)), force, shared=True)
 
 
-class _ChunkSink:
-    """One file of ``write_chunks`` open for writing: CSV (its header before the first table) or
-    Parquet (one row group per table, the column types of the first)."""
+class TableSink:
+    """One file being written a table at a time (``write_chunks``, and a synthetic database's files):
+    ``tmp`` in the format ``target``'s name says, CSV (its header before the first table; missing cells
+    as ``missing_text``) or Parquet (one row group per table, the column types of the first), in the
+    forms of ``write_table``. A context manager: leaving it closes the file."""
 
     def __init__(self, tmp: Path, target: Path, missing_text: str) -> None:
         self.tmp, self.missing_text = tmp, missing_text
@@ -395,7 +397,7 @@ class _ChunkSink:
         self.writer: Any = None  # a pyarrow ParquetWriter, opened with the first table's schema
         self.schema: Any = None
 
-    def __enter__(self) -> _ChunkSink:
+    def __enter__(self) -> TableSink:
         return self
 
     def write(self, chunk: pd.DataFrame) -> None:
