@@ -370,7 +370,7 @@ def _generate_database(args: argparse.Namespace, progress: Progress) -> None:
         raise RelationalError("--condition and --iterations are not supported for a relational release; leave them out.")
     synthetic = generate_again(args.description, args.out, args.rows, args.seed, args.sampling, args.force, progress)
     if not args.quiet:
-        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in synthetic.tables.items())
+        rows = ", ".join(f"{name}: {count:,} rows" for name, count in synthetic.rows.items())
         print(f"wrote a synthetic database ({rows}) to {args.out}")
 
 
@@ -413,7 +413,7 @@ def _run_database(args: argparse.Namespace, progress: Progress) -> None:
         print(SEEDED_WARNING, file=sys.stderr)
     if not args.quiet:
         spent = result.release.spent
-        rows = ", ".join(f"{name}: {len(frame):,} rows" for name, frame in result.synthetic.tables.items())
+        rows = ", ".join(f"{name}: {count:,} rows" for name, count in result.synthetic.rows.items())
         print(f"released the database under DP per person (a {result.release.structure.root.name} row with all its "
               f"rows): spent epsilon={spent['epsilon']:.6g}, delta={spent['delta']:.3g}; synthetic {rows}; wrote "
               f"{', '.join(p.name for p in result.files.values())} to {args.out}")

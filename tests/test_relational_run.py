@@ -94,7 +94,7 @@ def test_run_on_a_folder_writes_a_folder(tmp_path) -> None:
     result = api.run_database(data, out, write_profile(tmp_path / "p.toml"), report_to=None)
     assert sorted(p.name for p in (out / "synthetic").iterdir()) == ["patients.csv", "visits.csv"]
     _integrity({name: pd.read_csv(out / "synthetic" / f"{name}.csv") for name in ("patients", "visits")})
-    assert len(result.synthetic.tables["patients"]) > 0
+    assert result.synthetic.rows["patients"] > 0 and set(result.synthetic.rows) == {"patients", "visits"}
 
 
 def test_run_without_a_profile_finds_domains_under_dp(tmp_path, capsys) -> None:

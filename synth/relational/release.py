@@ -3,7 +3,8 @@
 ``run_database`` is what ``synth run DATABASE`` does: read the tables and the keys (the profile's,
 else the database's declared ones), check the structure and the outputs before anything is
 spent, describe (``synth.relational.describer``), generate (``synth.relational.generation``) and
-write, all or nothing, into the release folder:
+write (``synth.relational.writing``) chunk by chunk of root rows, all or nothing, into the release
+folder:
 
 * ``synthetic.sqlite`` / ``synthetic.duckdb`` / ``synthetic/`` (one file per table): the synthetic
   database, keys declared where the format can hold them;
@@ -26,7 +27,7 @@ from synth.errors import RelationalError
 from synth.files import atomic_write_text, check_writable, staged_release
 from synth.progress import SILENT, Progress
 from synth.relational.describer import RelationalRelease, describe_database
-from synth.relational.generation import SyntheticDatabase, generate_database
+from synth.relational.generation import DatabaseModel, SyntheticDatabase
 from synth.relational.keys import Structure
 from synth.relational.profile import RelationalProfile
 from synth.relational.source import Database, read_database, shown
@@ -45,7 +46,7 @@ class DatabaseRunResult:
     files: dict[str, Path]
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{name} {len(frame):,}" for name, frame in self.synthetic.tables.items())
+        rows = ", ".join(f"{name} {count:,}" for name, count in self.synthetic.rows.items())
         spent = self.release.spent
         return (f"<DatabaseRunResult: synthetic rows {rows}; spent epsilon={spent['epsilon']:.6g}, "
                 f"delta={spent['delta']:.3g} per person; wrote {', '.join(p.name for p in self.files.values())}>")
@@ -96,15 +97,16 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
     out.mkdir(parents=True, exist_ok=True)
     with staged_release(out, names, force) as stage:  # refuses existing outputs before anything is spent
         release = describe_database(database, profile, structure, progress, report_to)
-        synthetic = generate_database({p.table: p.description for p in release.parts}, structure,
-                                      release.count_columns, database.columns, profile.base.seed, sampling, progress)
+        model = DatabaseModel({p.table: p.description for p in release.parts}, structure, release.count_columns,
+                              database.columns, progress)
+        draw = model.draw(seed=profile.base.seed, sampling=sampling, progress=progress)
+        write_database(draw, structure, output_kind(database.kind), stage / synthetic_name, database.file_format)
+        synthetic = draw.database()
         if report_to is not None:
             for child, missed in synthetic.unconditioned.items():
                 if missed:
                     print(f"note: {missed} group(s) of parents had {child} rows drawn without their parents' columns "
                           "(the child model gave those columns no probability).", file=report_to)
-        write_database(synthetic.tables, structure, output_kind(database.kind), stage / synthetic_name,
-                       database.file_format)
         for part in release.parts:
             save_description(part.description, stage / descriptions[part.table])
         record = release.record(descriptions, database.columns)
@@ -150,14 +152,15 @@ def generate_again(folder: str | os.PathLike[str], out: str | os.PathLike[str], 
     """Draw a new synthetic database from the release in ``folder`` (no privacy cost: it reads the
     release only) and write it to ``out``: a ``.sqlite``/``.db`` or ``.duckdb`` file, else a folder of
     CSV files, keys declared where the format holds them. ``rows``: the root table's rows (default:
-    its noisy total); each parent's children are drawn from the model as in the release."""
+    its noisy total); each parent's children are drawn from the model as in the release. The database
+    is drawn and written chunk by chunk of root rows, all or nothing."""
     stored = read_release(folder)
     target = Path(out)
     check_writable(target, force)  # before any work
-    synthetic = generate_database(stored.descriptions, stored.structure, stored.count_columns, stored.columns, seed,
-                                  sampling, progress, rows)
+    model = DatabaseModel(stored.descriptions, stored.structure, stored.count_columns, stored.columns, progress)
+    draw = model.draw(rows, seed, sampling, progress)
     kind = output_kind_of(target)
     progress.message(f"writing the synthetic database to {target}")
     with staged_release(target.parent, [target.name], force) as stage:
-        write_database(synthetic.tables, stored.structure, kind, stage / target.name, "csv" if kind == "folder" else None)
-    return synthetic
+        write_database(draw, stored.structure, kind, stage / target.name, "csv" if kind == "folder" else None)
+    return draw.database()
