@@ -92,6 +92,8 @@ def test_a_chunk_holds_about_chunk_rows_rows_across_the_tables(model: DatabaseMo
     assert len(sizes) == draw.chunks == -(-4000 // model.roots_per_chunk(3000)) > 5
     assert all(0.85 * 3000 < size < 1.15 * 3000 for size in sizes[:-1]), sizes  # the model's expectation holds
     assert draw.database().rows["patients"] == 4000
+    with pytest.raises(ValueError, match="drawn once"):
+        next(iter(draw))  # its keys would run on
 
 
 class Watched:

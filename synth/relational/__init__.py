@@ -7,10 +7,10 @@ Modules: ``source`` (reading a SQLite or DuckDB file, a folder of files or a Pos
 with the declared keys), ``keys`` (the keys' structure: a tree from one root), ``profile`` (a
 relational profile's tables, keys and bounds), ``degree`` (a bound chosen under DP), ``bounding``
 (orphans, contribution bounds, the joined tables), ``describer`` (the release: budget parts,
-measurements, the record), ``generation`` (the synthetic database), ``writing`` (writing it as the
-user's kind of database), ``release`` (a run, and a new draw from a release) and ``stored`` (a
-release folder read back). Comparing a release with the original, for the data owner, is the
-evaluation's: ``synth.evaluate.relational`` and ``synth.evaluate.relational_report``.
+measurements, the record), ``generation`` (the synthetic database, chunk by chunk of root rows),
+``writing`` (writing it as the user's kind of database), ``release`` (a run, and a new draw from a
+release) and ``stored`` (a release folder read back). Comparing a release with the original, for the
+data owner, is the evaluation's: ``synth.evaluate.relational`` and ``synth.evaluate.relational_report``.
 
 ``is_url`` lives here, importing nothing, so that the command line can tell a PostgreSQL URL from a
 path before it loads pandas.

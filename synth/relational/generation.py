@@ -171,7 +171,7 @@ class DatabaseDraw:
         self.rows = {t.name: 0 for t in model.structure.tables}
         self.unconditioned = {t.name: 0 for t in model.structure.children}
         self.chunks = -(-roots // roots_per_chunk)
-        self._drawn = False
+        self._started, self._drawn = False, False
 
     def database(self) -> SyntheticDatabase:
         """Each table's rows and the groups drawn unconditioned; ValueError before every chunk was drawn."""
@@ -180,6 +180,9 @@ class DatabaseDraw:
         return SyntheticDatabase(dict(self.rows), dict(self.unconditioned))
 
     def __iter__(self) -> Iterator[dict[str, pd.DataFrame]]:
+        if self._started:
+            raise ValueError("a synthetic database is drawn once: call DatabaseModel.draw again for another")
+        self._started = True
         root = self.model.structure.root.name
         if self.chunks == 1:
             self.progress.message(f"sampling {self.roots:,} {root} rows")
