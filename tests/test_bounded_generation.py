@@ -76,6 +76,24 @@ def test_peak_memory_of_sampling_and_writing_does_not_grow_with_the_rows(fitted:
     assert len(read_table(tmp_path / "large" / "s.csv")) == 60_000
 
 
+def test_fresh_keys_run_on_across_the_chunks(tmp_path: Path) -> None:
+    table = pd.read_csv(ADULT, dtype=str).iloc[:3000]
+    table.insert(0, "row_id", [str(i) for i in range(3000)])
+    table.insert(1, "ticket", [f"T{i:05d}-{chr(65 + i % 26)}" for i in range(3000)])
+    profile = tmp_path / "profile.toml"
+    profile.write_text('[release]\nepsilon = 2.0\ndelta = 1e-6\n\n[columns.row_id]\nkind = "id"\n\n'
+                       '[columns.ticket]\nkind = "id"\ntemplate = "A99999-A"\n\n'
+                       '[columns.age]\nkind = "integer"\nlower = 17\nupper = 90\nbins = 8\n\n'
+                       '[columns.sex]\nkind = "categorical"\ncategories = ["Female", "Male"]\nmissing = false\n')
+    described = synth.describe(table[["row_id", "ticket", "age", "sex"]], profile=profile, engine="mst", seed=4,
+                               report_to=None)
+    assert {c.name for c in described.schema.unmodelled} == {"row_id", "ticket"}
+    chunks = list(fit(described, 20).sample_chunks(2500, seed=5, chunk_rows=1000))
+    written = pd.concat(chunks, ignore_index=True)
+    assert len(chunks) == 3 and written["row_id"].tolist() == list(range(1, 2501))
+    assert written["ticket"].is_unique and written["ticket"].str.fullmatch(r"[A-Z]+[0-9]{5}-[A-Z]").all()
+
+
 def test_chunked_files_are_the_one_piece_files(fitted: FittedModel, tmp_path: Path) -> None:
     chunks = list(fitted.sample_chunks(2500, seed=3, chunk_rows=1000))
     whole = pd.concat(chunks, ignore_index=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ import synth
 from synth.columns.column import Column
 from synth.columns.kinds import Kind
 from synth.columns.schema import Schema
-from synth.columns.unmodelled import UnmodelledColumn, judge_unique, key_template, looks_like_identifier
+from synth.columns.unmodelled import KeyRange, UnmodelledColumn, judge_unique, key_template, looks_like_identifier
 from synth.domains.discovery import detect_identifier, discover_columns
 from synth.domains.drafting import draft_profile
 from synth.domains.profile import load_profile, profile_to_toml, save_profile
@@ -49,6 +51,40 @@ def test_fresh_keys_have_the_template_shape_are_distinct_and_never_reuse_a_real_
     assert UnmodelledColumn("k", "id").generate(3, rng).tolist() == [1, 2, 3]
     text = UnmodelledColumn("c", "text").generate(4, rng)
     assert text.isna().all() and len(text) == 4
+
+
+@pytest.mark.parametrize("template", [None, "9999", "A99999", "A9", "xx-99.Aa", "XXXXXXXXXXXXXXXXXXXXXXXX"])
+def test_fresh_keys_written_in_pieces_are_distinct_across_the_pieces(template):
+    """A table written in pieces (``KeyRange``) gets keys that run on from piece to piece: 1, 2, 3 and
+    10^L + n continue, random-shape keys never repeat in the whole table, and every key has the shape."""
+    column = UnmodelledColumn("k", "id", template)
+    total, size = 30_000, 7_000
+    pieces = [column.generate(min(size, total - first), np.random.default_rng(first), KeyRange(first, total, 11))
+              for first in range(0, total, size)]
+    keys = pd.concat(pieces, ignore_index=True)
+    assert len(keys) == total and keys.is_unique
+    whole = column.generate(total, np.random.default_rng(0))  # in one piece: the shape of the same table's keys
+    if template in (None, "9999"):
+        assert keys.tolist() == whole.tolist()
+    else:  # the template, widened in front as for one piece, character by character
+        widened = template[0] * (len(whole[0]) - len(template)) + template
+        classes = {"9": "[0-9]", "A": "[A-Z]", "a": "[a-z]", "X": "[0-9A-Z]", "x": "[0-9a-z]"}
+        shape = "".join(classes.get(c, re.escape(c)) for c in widened)
+        assert keys.str.fullmatch(shape).all() and whole.str.fullmatch(shape).all()
+    again = column.generate(size, np.random.default_rng(size), KeyRange(size, total, 11))
+    assert again.tolist() == pieces[1].tolist()  # the same piece of the same table: the same keys
+
+
+def test_keys_spell_a_permutation_of_the_row_numbers():
+    from synth.columns.unmodelled import _permuted
+
+    for space in (2, 10, 1000, 4097):
+        out = _permuted(np.arange(space, dtype=np.uint64), space, seed=3)
+        assert sorted(out.tolist()) == list(range(space))
+    first, second = (_permuted(np.arange(1000, dtype=np.uint64), 1000, seed) for seed in (1, 2))
+    assert (first != second).mean() > 0.9  # another seed, another permutation
+    # consecutive rows land far apart: the keys do not count up
+    assert np.abs(np.diff(first.astype(np.int64))).mean() > 200
 
 
 def test_unmodelled_columns_are_checked():

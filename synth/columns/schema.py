@@ -19,7 +19,7 @@ import pandas as pd
 
 from synth.columns.column import DEFAULT_OTHER_LABEL, Column, column_from_dict
 from synth.columns.encoding import EncodingReport, decode_column, encode_column
-from synth.columns.unmodelled import UnmodelledColumn
+from synth.columns.unmodelled import KeyRange, UnmodelledColumn
 from synth.errors import DataError, SchemaError
 
 # --- Schema ------------------------------------------------------------------------------------
@@ -173,8 +173,10 @@ class Schema:
         ignored = tuple(str(c) for c in df.columns if c not in self.output_names)
         return codes, EncodingReport(tuple(counts), ignored)
 
-    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
-        """Values for a code matrix: numbers drawn uniformly inside their bin, never outside bounds.
+    def decode(self, codes: np.ndarray, rng: np.random.Generator, piece: KeyRange | None = None) -> pd.DataFrame:
+        """Values for a code matrix: numbers drawn uniformly inside their bin, never outside bounds;
+        the unmodelled columns' fresh keys continue across the pieces of a table written in pieces
+        when ``piece`` says where these rows lie in it.
 
         Integer columns give int64 (nullable Int64 when some are missing), floats float64 (NaN
         when missing), datetimes datetime64[s], booleans bool (nullable boolean when missing),
@@ -196,5 +198,5 @@ class Schema:
                 )
             out[column.name] = decode_column(column, col_codes, rng, self.other_label)
         for unmodelled in self.unmodelled:
-            out[unmodelled.name] = unmodelled.generate(len(codes), rng)
+            out[unmodelled.name] = unmodelled.generate(len(codes), rng, piece)
         return pd.DataFrame(out, columns=list(self.output_names))

@@ -13,6 +13,9 @@ or imitating its values would copy people. Two kinds stay out of the model:
   least ``SPARE_SPACE`` times the rows (a key then matches a given real key only by a chance below
   1 %, and even then carries nothing of its row).
   Without a template the keys are 1, 2, 3, ...
+  A table written in pieces (a million rows at a time) keeps its keys distinct across them: each
+  piece is told where it lies (``KeyRange``), the numbered keys run on, and a random-shape key
+  spells its row's number under a permutation shared by the pieces (``_indexed_keys``).
 * ``text``: free text (comments, names). The output column is kept, with every cell empty.
 
 ``judge_unique`` turns counts (noisy under DP, exact for a drafted profile) into one of these.
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from synth.columns.kinds import UNMODELLED_KINDS, DomainSource, Kind
+from synth.columns.mixing import mix64
 from synth.errors import SchemaError
 
 UNIQUE_SHARE = 0.8  # distinct values per present cell from which a column counts as (nearly) unique per row
@@ -76,6 +80,18 @@ def template_counts(texts: pd.Series) -> pd.Series:
 
 
 @dataclass(frozen=True)
+class KeyRange:
+    """Where a piece of a table written in pieces lies: the position of its first row, an upper bound
+    on the rows of the whole table, and a seed shared by every piece. With it, each piece's fresh keys
+    continue the ones before (1, 2, 3, ... and 10^L, 10^L + 1, ... run on) and random-shape keys are
+    distinct across the pieces (``_indexed_keys``)."""
+
+    first: int
+    total: int
+    seed: int
+
+
+@dataclass(frozen=True)
 class UnmodelledColumn:
     """An ``id`` or ``text`` column: left out of the model, written by the rule of its kind."""
 
@@ -110,15 +126,18 @@ class UnmodelledColumn:
     def _digits_only(self) -> bool:
         return self.template is not None and set(self.template) == {"9"}
 
-    def generate(self, rows: int, rng: np.random.Generator) -> pd.Series:
-        """The column's cells for ``rows`` synthetic rows (see the module docstring)."""
+    def generate(self, rows: int, rng: np.random.Generator, piece: KeyRange | None = None) -> pd.Series:
+        """The column's cells for ``rows`` synthetic rows (see the module docstring); ``piece``: where
+        they lie in a table written in pieces, so that keys stay distinct across the pieces."""
+        first = 0 if piece is None else piece.first
         if self.kind == Kind.TEXT:
             return pd.Series(pd.array([None] * rows, dtype="string"))
         if self.template is None:
-            return pd.Series(np.arange(1, rows + 1, dtype=np.int64))
+            return pd.Series(np.arange(first + 1, first + rows + 1, dtype=np.int64))
         if self._digits_only and len(self.template) < 18:
-            return pd.Series(10 ** len(self.template) + np.arange(rows, dtype=np.int64))
-        return pd.Series(pd.array(_random_keys(self.template, rows, rng), dtype="string"))
+            return pd.Series(10 ** len(self.template) + first + np.arange(rows, dtype=np.int64))
+        keys = _random_keys(self.template, rows, rng) if piece is None else _indexed_keys(self.template, piece, rows, rng)
+        return pd.Series(pd.array(keys, dtype="string"))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind.value}
@@ -132,10 +151,17 @@ def _template_space(template: str) -> float:
     return float(np.prod([float(len(_CLASSES[c])) for c in template if c in _CLASSES]))
 
 
-def _random_keys(template: str, rows: int, rng: np.random.Generator) -> np.ndarray:
-    """``rows`` distinct keys drawn uniformly from the template's space (widened as needed)."""
+def _widened(template: str, rows: int) -> str:
+    """``template`` with its first character's class repeated in front until it holds ``SPARE_SPACE``
+    keys per row."""
     while _template_space(template) < SPARE_SPACE * max(rows, 1):
         template = (template[0] if template[0] in _CLASSES else "9") + template  # one more of its first class
+    return template
+
+
+def _random_keys(template: str, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` distinct keys drawn uniformly from the template's space (widened as needed)."""
+    template = _widened(template, rows)
     keys: np.ndarray = np.empty(0, dtype=object)
     while keys.size < rows:
         draw = max(2 * (rows - keys.size), 16)
@@ -144,6 +170,59 @@ def _random_keys(template: str, rows: int, rng: np.random.Generator) -> np.ndarr
         fresh = np.sum(np.stack(parts), axis=0) if parts else np.full(draw, "", dtype=object)
         keys = pd.unique(np.concatenate([keys, fresh]))
     return keys[:rows]
+
+
+def _permuted(index: np.ndarray, space: int, seed: int) -> np.ndarray:
+    """``index`` (distinct numbers below ``space``) mapped by a permutation of 0 .. space - 1 chosen
+    by ``seed``: a four-round Feistel network on the fewest even number of bits that hold ``space``
+    (``mix64`` of a half and a round key as the round function), applied again to any number that
+    lands at or above ``space`` until none does (a permutation of the larger range, walked along its
+    cycles, permutes the smaller one)."""
+    half = max(1, (int(space - 1).bit_length() + 1) // 2)
+    mask = np.uint64((1 << half) - 1)
+    round_keys = [np.uint64(k) for k in np.random.default_rng(seed).integers(0, 2**63, 4)]
+
+    def rounds(words: np.ndarray) -> np.ndarray:
+        left, right = words >> np.uint64(half), words & mask
+        for key in round_keys:
+            left, right = right, left ^ (mix64(right ^ key) & mask)
+        return (left << np.uint64(half)) | right
+
+    out = rounds(index.astype(np.uint64))
+    outside = out >= np.uint64(space)
+    while outside.any():
+        out[outside] = rounds(out[outside])
+        outside = out >= np.uint64(space)
+    return out
+
+
+def _indexed_keys(template: str, piece: KeyRange, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """Keys for rows ``piece.first`` .. ``piece.first + rows - 1`` of a table written in pieces,
+    distinct across all of them: the template is widened for ``piece.total`` rows; its last
+    characters (those whose classes' sizes multiply to at most 2^62) spell the row's number under a
+    permutation chosen by ``piece.seed`` (``_permuted``: the same in every piece, so two rows never
+    share them), and the characters before them are drawn at random."""
+    template = _widened(template, piece.total)
+    spelled, space = [], 1
+    for k in reversed(range(len(template))):
+        size = len(_CLASSES.get(template[k], "-"))
+        if space * size > 2**62:
+            break
+        spelled.append(k)
+        space *= size
+    if piece.first + rows > space:
+        raise ValueError(f"{piece.first + rows:,} keys do not fit a template spelling {space:,}; give the true total")
+    number = _permuted(np.arange(piece.first, piece.first + rows, dtype=np.uint64), space, piece.seed)
+    parts: list[np.ndarray] = [np.empty(0)] * len(template)
+    for k in spelled:  # last character first: the number's lowest digit in its class's base
+        symbols = np.array(list(_CLASSES.get(template[k], template[k])), dtype=object)
+        parts[k] = symbols[(number % np.uint64(len(symbols))).astype(np.int64)]
+        number //= np.uint64(len(symbols))
+    for k in range(len(template) - len(spelled)):
+        c = template[k]
+        parts[k] = (np.array(list(_CLASSES[c]), dtype=object)[rng.integers(0, len(_CLASSES[c]), rows)]
+                    if c in _CLASSES else np.full(rows, c, dtype=object))
+    return np.sum(np.stack(parts), axis=0) if rows else np.empty(0, dtype=object)
 
 
 def judge_unique(name: str, distinct: float, cells: float, templates: Mapping[str, float],

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import pairwise_distances_argmin_min
 
+from synth.columns.mixing import mix64
 from synth.evaluate.counted import Counts
 from synth.evaluate.features import fit_features
 from synth.evaluate.fidelity import choose_marginals, count_cells, table_counts
@@ -77,11 +78,7 @@ def _row_hashes(codes: np.ndarray) -> np.ndarray:
     hashes = np.zeros(codes.shape[0], dtype=np.uint64)
     for j in range(codes.shape[1]):
         hashes += codes[:, j].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        hashes ^= hashes >> np.uint64(30)
-        hashes *= np.uint64(0xBF58476D1CE4E5B9)
-        hashes ^= hashes >> np.uint64(27)
-        hashes *= np.uint64(0x94D049BB133111EB)
-        hashes ^= hashes >> np.uint64(31)
+        mix64(hashes)
     return hashes
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from synth.columns.domain import Domain
+from synth.columns.unmodelled import KeyRange
 from synth.defaults import FIT_ITERATIONS, VERSION
 from synth.engines import released_by
 from synth.errors import ConditionError, DescriptionError, ModelFileError, SynthError
@@ -119,7 +120,8 @@ class FittedModel:
         return int(n)
 
     def sample(self, rows: int | None = None, conditions: Mapping[str, Any] | None = None,
-               seed: int | None = None, sampling: str = DEFAULT_SAMPLING, progress: Progress = SILENT) -> pd.DataFrame:
+               seed: int | None = None, sampling: str = DEFAULT_SAMPLING, progress: Progress = SILENT,
+               piece: KeyRange | None = None) -> pd.DataFrame:
         """``rows`` synthetic rows (default: the profile's ``rows``, else the estimated total), as a DataFrame.
 
         ``conditions`` maps columns to what their cells must hold (a value, a list of values, a
@@ -131,6 +133,7 @@ class FittedModel:
         its expected counts rounded, randomly) or ``"iid"`` (independent draws, with multinomial
         noise); under conditions, the conditioned model's. ConditionError for an unknown column or
         value, or conditions the model gives no probability; SamplingError for another ``sampling``.
+        ``piece``: where these rows lie in a table sampled in pieces (``sample_chunks``), for the fresh keys.
         """
         scheme = check_sampling(sampling)
         schema = self.description.schema
@@ -144,7 +147,7 @@ class FittedModel:
                 raise ConditionError(f"{condition_text(read)}: {error}") from None
         rng = np.random.default_rng(seed)
         codes = matching.sample_codes(model, Domain(schema.names, schema.sizes), n, rng, scheme, progress)
-        table = schema.decode(codes, rng)
+        table = schema.decode(codes, rng, piece)
         for name, values in values_in_ranges(schema, read, codes, rng).items():
             table[name] = values.set_axis(table.index)
         return table
@@ -156,19 +159,21 @@ class FittedModel:
         rows, so that a table larger than memory can be written piece by piece. Up to ``chunk_rows``
         rows this is one ``sample`` (the same rows under the same seed); beyond, each chunk is
         sampled on its own (rounded within the chunk), with a seed drawn from ``seed``'s sequence
-        when seeded."""
+        when seeded, and the fresh keys of unmodelled id columns run on across the chunks (distinct
+        in the whole table)."""
         n = self.rows_to_sample(rows)
         chunk_rows = chunk_rows or CHUNK_ROWS
         if n <= chunk_rows:
             yield self.sample(n, conditions, seed, sampling, progress)
             return
         seeds = np.random.SeedSequence(seed)
+        keys_seed = int(seeds.generate_state(1)[0])  # one for every chunk: their fresh keys are distinct
         for start in range(0, n, chunk_rows):
             chunk_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
             size = min(chunk_rows, n - start)
             # a chunk too large to match only repeats the first chunk's note saying so: keep it quiet
             shown = progress if start == 0 or size <= matching.MAX_ROWS else SILENT
-            yield self.sample(size, conditions, chunk_seed, sampling, shown)
+            yield self.sample(size, conditions, chunk_seed, sampling, shown, KeyRange(start, n, keys_seed))
 
     def in_one_chunk(self, rows: int | None = None) -> bool:
         """Whether ``sample_chunks`` gives these rows as one table (at most ``CHUNK_ROWS``)."""

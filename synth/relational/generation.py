@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from synth.columns.domain import Domain
+from synth.columns.unmodelled import KeyRange
 from synth.errors import ConditionError
 from synth.generation.generate import CHUNK_ROWS, FittedModel, fit
 from synth.model import matching
@@ -135,15 +136,19 @@ class DatabaseModel:
         self.structure, self.count_columns, self.columns = structure, dict(count_columns), dict(columns)
         self.fitted = {t.name: fit(descriptions[t.name], progress=progress) for t in structure.tables}
 
-    def rows_per_root(self) -> float:
-        """The rows one root row brings across all tables, itself included, as the models expect them:
-        a table's rows per root row are its parent's times the mean of the parent's count column for it
-        (public: post-processing of the models)."""
+    def rows_per_root_by_table(self) -> dict[str, float]:
+        """The rows of each table one root row brings, as the models expect them: a table's rows per
+        root row are its parent's times the mean of the parent's count column for it (public:
+        post-processing of the models)."""
         per_root = {self.structure.root.name: 1.0}
         for child in self.structure.children:
             parent = child.foreign_keys[0].parent
             per_root[child.name] = per_root[parent] * _mean_count(self.fitted[parent], self.count_columns[child.name])
-        return sum(per_root.values())
+        return per_root
+
+    def rows_per_root(self) -> float:
+        """The rows one root row brings across all tables, itself included (``rows_per_root_by_table``)."""
+        return sum(self.rows_per_root_by_table().values())
 
     def roots_per_chunk(self, chunk_rows: int | None = None) -> int:
         """The root rows of a chunk: as many as bring about ``chunk_rows`` (default ``CHUNK_ROWS``) rows
@@ -172,6 +177,17 @@ class DatabaseDraw:
         self.unconditioned = {t.name: 0 for t in model.structure.children}
         self.chunks = -(-roots // roots_per_chunk)
         self._started, self._drawn = False, False
+        self._keys_seed: int | None = None  # set when the draw has several chunks
+
+    def _piece(self, table: str) -> KeyRange | None:
+        """Where the next rows of ``table`` lie in it, for the fresh keys of its unmodelled id columns
+        (None for a draw of one chunk: its keys are those of a whole draw). The bound on the table's
+        rows is twice those the models expect, the same for every chunk (the keys' templates are widened
+        by it, and hold a hundred times more)."""
+        if self._keys_seed is None:
+            return None
+        bound = int(2 * self.roots * self.model.rows_per_root_by_table()[table]) + 1
+        return KeyRange(self.rows[table], bound, self._keys_seed)
 
     def database(self) -> SyntheticDatabase:
         """Each table's rows and the groups drawn unconditioned; ValueError before every chunk was drawn."""
@@ -192,6 +208,7 @@ class DatabaseDraw:
                                   f"{self.roots_per_chunk:,} {root} rows and their rows in other tables")
             sequence = np.random.SeedSequence(self.seed)
             seeds = (int(sequence.spawn(1)[0].generate_state(1)[0]) for _ in range(self.chunks))
+            self._keys_seed = int(sequence.generate_state(1)[0])  # one for every chunk: fresh ids stay distinct
         with self.progress.counter(f"chunks of {root} rows with their rows in other tables", self.chunks) as step:
             for index, start in enumerate(range(0, self.roots, self.roots_per_chunk)):
                 size = min(self.roots_per_chunk, self.roots - start)
@@ -211,7 +228,7 @@ class DatabaseDraw:
         root_codes = _draw_codes(fitted[root], size, rng, self.sampling, progress=progress)
         root_schema = fitted[root].description.schema
         drawn = {root: _Drawn(root_codes, list(root_schema.names), list(range(len(root_schema.names))),
-                              root_schema.decode(root_codes, rng), self._keys(root, size))}
+                              root_schema.decode(root_codes, rng, self._piece(root)), self._keys(root, size))}
         per_group = "iid" if self.sampling == "iid" else "rounded"  # a group holds few rows: matching them gains nothing
         for child in structure.children:
             fk = child.foreign_keys[0]
@@ -224,7 +241,7 @@ class DatabaseDraw:
             schema = fitted[child.name].description.schema
             inherited = {parent_column(fk.parent, name) for name in parent.own_names}
             own = [j for j, name in enumerate(schema.names) if name not in inherited]
-            decoded = schema.decode(codes, rng)
+            decoded = schema.decode(codes, rng, self._piece(child.name))
             decoded.insert(0, fk.column, owner)
             drawn[child.name] = _Drawn(codes, [schema.names[j] for j in own], own, decoded,
                                        self._keys(child.name, len(decoded)))
