@@ -210,7 +210,11 @@ def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | No
     resolved = resolve_profile(profile, epsilon=epsilon, delta=delta, engine=engine, rows=rows, seed=seed,
                                accept_rough_domains=accept_rough_domains)
     check_before_reading(data, resolved)
-    result = _describe(load_data(data, resolved), resolved, progress, kinds)
+    try:
+        result = _describe(load_data(data, resolved), resolved, progress, kinds)
+    finally:
+        if isinstance(data, TableSource):  # describing is its only reader: let go of the backend's memory
+            data.close()                   # (DuckDB's buffers) before a model is fitted and sampled
     if report_to is not None:
         for line in result.notes:
             print(f"note: {line}", file=report_to)

@@ -140,6 +140,29 @@ def test_run_on_duckdb_writes_the_memory_release_and_says_which_backend_runs(tmp
     assert (tmp_path / "memory" / "synthetic.csv").read_bytes() == (tmp_path / "duckdb" / "synthetic.csv").read_bytes()
 
 
+def test_the_backend_is_let_go_of_before_the_model_is_fitted(tmp_path: Path, adult_files: dict[str, Path],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth import api
+    from synth.tables.duckdb_table import DuckDBTable
+
+    events: list[str] = []
+    real_close, real_fit = DuckDBTable.close, api.fit
+
+    def close(self: DuckDBTable) -> None:
+        events.append("close")
+        real_close(self)
+
+    def fit(*args, **kwargs):
+        events.append("fit")
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(DuckDBTable, "close", close)
+    monkeypatch.setattr(api, "fit", fit)
+    api.run(TableSource(str(adult_files["parquet"]), "duckdb"), tmp_path / "out", epsilon=1.0, delta=1e-6,
+            engine="mst", seed=2, report_to=None)
+    assert events == ["close", "fit"]  # DuckDB's memory is not held while sampling
+
+
 def test_auto_counts_large_files_on_duckdb_and_small_ones_in_memory(adult_files: dict[str, Path], monkeypatch) -> None:
     assert TableSource(str(adult_files["csv"])).resolved()[0] == "memory"
     monkeypatch.setattr("synth.tables.source.AUTO_BYTES", {"csv": 1000, "parquet": 1000})
