@@ -16,6 +16,7 @@ from synth.privacy import Accountant, Budget, Cost
 from synth.privacy.accounting import PartAccountant
 from synth.privacy.neighbours import Neighbouring
 from synth.relational.bounding import bound_database
+from synth.relational.count_share import COUNT_SHARE
 from synth.relational.describer import describe_database
 from synth.relational.keys import Structure
 from synth.relational.profile import load_relational_profile
@@ -209,7 +210,9 @@ def test_budget_weights_split_the_budget_between_tables_and_are_checked(tmp_path
     database = read_database(write_sqlite(hospital(400), tmp_path / "h.sqlite"))
     release = describe_database(database, profile, structure_of(database, profile))
     limits = {p.table: p.limit for p in release.parts}
-    assert limits["visits"] == pytest.approx(3 * limits["patients"])
+    moved = release.part("visits").count_share  # then COUNT_SHARE of the child's part measures its count column
+    assert moved == pytest.approx(COUNT_SHARE * (limits["visits"] + moved))
+    assert limits["visits"] + moved == pytest.approx(3 * (limits["patients"] - moved))
     assert release.record({"patients": "", "visits": ""})["budget_split"]["weights"] == {"patients": 1.0, "visits": 3.0}
     for bad in ("0", "-1", '"a lot"'):
         path.write_text(text.replace("budget_weight = 3", f"budget_weight = {bad}"), encoding="utf-8")

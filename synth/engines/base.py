@@ -10,7 +10,8 @@ and the inspector ask it, and know no engine by name. It never sees private rows
 curator's noisy answers.
 
 ``EngineBase`` gives the defaults: every table and budget accepted (unless ``needs_zcdp``), no
-output, the model fitted to the measurements, the columns measured together as the structure.
+output, the model fitted to the measurements (so a measurement added after ``describe`` counts:
+``fits_added_measurements``), the columns measured together as the structure.
 """
 
 from __future__ import annotations
@@ -79,6 +80,11 @@ class Engine(Protocol):
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """What the engine learnt, for the inspector to draw (``names``: the release's columns)."""
 
+    def fits_added_measurements(self) -> bool:
+        """Whether ``build_model`` is the fit of every measurement in the result (pooled by inverse
+        variance), so that a measurement a caller adds to the engine's after ``describe`` is used
+        by the model (``synth.relational.count_share``). Decided from the options alone."""
+
 
 class EngineBase:
     """Base of engines: options read by ``options_type``, and the defaults of the protocol."""
@@ -111,6 +117,10 @@ class EngineBase:
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """The columns measured together."""
         return measured_together(names, result.measurements)
+
+    def fits_added_measurements(self) -> bool:
+        """True: the model is the fit of every measurement (``build_model`` above)."""
+        return True
 
 
 def fit_expanded(engine: str, domain: Domain, result: EngineResult, expansion: Mapping[str, Sequence[float]],

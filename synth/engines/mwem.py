@@ -245,3 +245,8 @@ class MWEMEngine(WorkloadEngine):
             return replay_multiplicative_weights(domain, result.measurements, float(output.total), output.passes,
                                                  self.config.average)
 
+    def fits_added_measurements(self) -> bool:
+        """False: the model replays the engine's own rounds, in their order (a measurement added after
+        them would not be replayed)."""
+        return False
+

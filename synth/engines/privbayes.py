@@ -189,6 +189,10 @@ class PrivBayesEngine(EngineBase):
         return network_from_measurements(domain, output_of(result.output, PrivBayesOutput).network,
                                          result.measurements)
 
+    def fits_added_measurements(self) -> bool:
+        """Only with ``fit``: otherwise the model is the network's conditional tables, one per column."""
+        return bool(self.config.fit)
+
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """The network: an arrow from each parent to its child; DescriptionError if it is not a DAG on ``names``."""
         output = output_of(result.output, PrivBayesOutput)

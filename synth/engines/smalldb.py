@@ -168,3 +168,7 @@ class SmallDBEngine(WorkloadEngine):
         output = output_of(result.output, SmallDBOutput)
         with reading_output(self.name):
             return database_model(domain, np.asarray(output.database), float(output.total))
+
+    def fits_added_measurements(self) -> bool:
+        """False: the model is the selected small database, not a fit of the measurements."""
+        return False

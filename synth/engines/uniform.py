@@ -22,3 +22,7 @@ class UniformEngine(EngineBase):
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         return EngineResult(())
+
+    def fits_added_measurements(self) -> bool:
+        """False: a release with this engine measures nothing and spends nothing, as asked."""
+        return False

@@ -5,8 +5,9 @@ Hands on noisy answers alone (``Measurement``, ledger entries), each charged bef
 Modules: ``budget`` (notions, budgets, costs), ``composition``, ``accounting`` (the accountant and
 its ledger), ``costs`` and ``exact`` (calibration on exact arithmetic), ``count_noise`` and
 ``mechanisms`` (noise), ``neighbours`` (the relation and the sensitivities it gives), ``curator``
-(the mechanisms on private codes), ``boundary`` (the curator as engines see it),
-``selection_scores`` (what its noisy max selects by) and ``measurement`` (a noisy marginal).
+(the mechanisms on private codes), ``boundary`` (the curator as engines see it), ``held_back``
+(the same with part of its budget kept for after the engine), ``selection_scores`` (what its
+noisy max selects by) and ``measurement`` (a noisy marginal).
 """
 
 from synth.privacy.accounting import Accountant, LedgerEntry

@@ -229,17 +229,18 @@ class Curator:
         return exact
 
     def measure_marginal(self, attrs: Sequence[str], budget: float,
-                         coarsening: Mapping[str, np.ndarray] | None = None) -> Measurement:
+                         coarsening: Mapping[str, np.ndarray] | None = None, *, note: str = "") -> Measurement:
         """The noisy histogram of the columns ``attrs``, spending ``budget``.
 
         ``coarsening[a][code]`` (public maps, for some of ``attrs``) measures column a on groups
-        of its codes; the Measurement records the maps.
+        of its codes; the Measurement records the maps. ``note`` goes to the ledger entry (public:
+        why the caller measured it).
         """
         attrs = self._check(attrs)
         maps = self._check_coarsening(coarsening, attrs)
         coarse = "".join(f", {a} in {int(m.max()) + 1} groups" for a, m in maps.items())
         released = self._counts.release(self._exact(attrs, maps), budget,
-                                        query=f"marginal({', '.join(attrs)}{coarse})")
+                                        query=f"marginal({', '.join(attrs)}{coarse})", note=note)
         return Measurement(attrs, released.values.astype(float), released.mechanism, released.noise_scale,
                            coarsening=maps)
 

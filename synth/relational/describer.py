@@ -23,7 +23,12 @@ own:
   ``synth.privacy.neighbours``: the k rows fall in at most k cells, each moved by its share of them,
   and Σ c_j² ≤ (Σ c_j)² ≤ k²), selections' scores scale by k, and a category must clear a
   threshold a k-row cell would clear with probability δ only; the bound's histogram and the
-  over-bound count move by at most the parent's rows per unit.
+  over-bound count move by at most the parent's rows per unit;
+* the **children counts once more** (``synth.relational.count_share``): ``COUNT_SHARE`` (5 %) of
+  each child table's part, after the weights split the budget, moves to its parent's part, which
+  holds it back from its engine and spends it after the engine on one more measurement of that
+  child's count column's 1-way marginal (the parent's sensitivity), pooled in the parent's fit.
+  On flights at ε = 1 it took the children-per-parent TVD from 0.055 to 0.042 (seeds 0–2).
 
 Parts compose as every charge does: the accountant's rule (ρ adds up under zCDP, ε under pure DP),
 so the whole release is (ε, δ)-DP per person for the budget given. The parent columns a part
@@ -53,6 +58,7 @@ from synth.domains.finding import (
 )
 from synth.domains.profile import Profile
 from synth.engines import make_engine
+from synth.engines.base import Engine
 from synth.errors import ProfileError, SynthError
 from synth.privacy import Accountant, LedgerEntry, NoiseSource, split_budget
 from synth.privacy.accounting import PartAccountant
@@ -61,6 +67,7 @@ from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT, Progress
 from synth.relational import degree
 from synth.relational.bounding import BoundChooser, BoundedDatabase, bound_database, parent_column
+from synth.relational.count_share import COUNT_SHARE, CountMeasurements, move_count_shares
 from synth.relational.degree import COUNT_CUTS
 from synth.relational.keys import Structure, TableKeys
 from synth.relational.profile import DEFAULT_MAX_CHILDREN, RelationalProfile
@@ -90,6 +97,7 @@ class TablePart:
     count_cap: int | None = None
     weight: float = 1.0
     count_cap_source: str | None = None
+    count_share: float = 0.0  # moved from this child part to its parent's, for its count column (count_share)
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,7 @@ class RelationalRelease:
                              max_children=part.max_children, max_children_source=part.bound_source,
                              max_count=part.count_cap, max_count_source=part.count_cap_source,
                              count_column=self.count_columns[part.table],
+                             count_share_budget=part.count_share,
                              parents_over_bound=self.over_bound[part.table])
             tables.append(entry)
         children = [t.name for t in self.structure.children]
@@ -143,7 +152,8 @@ class RelationalRelease:
             "neighbouring": Relation.ADD_REMOVE.value,
             "root": root.name, "tables": tables,
             "budget_split": {"weights": {p.table: p.weight for p in self.parts},
-                             "over_bound_share_of_child_part": OVER_BOUND_SHARE},
+                             "over_bound_share_of_child_part": OVER_BOUND_SHARE,
+                             "count_share_of_child_part": COUNT_SHARE},
             "row_counts": "not published: each table's number of rows is estimated from its noisy measurements; "
                           "the number of child rows per parent is drawn from the root's noisy model",
             "budget": self.budget, "spent": self.spent, "noise": self.noise,
@@ -211,9 +221,13 @@ def _dp_chooser(parts: Mapping[str, Accountant], noise: NoiseSource, bounds: dic
     return choose
 
 
+def _engine_of(profile: Profile) -> Engine:
+    return make_engine(profile.engine_name, profile.engine_options)
+
+
 def _check_profile(profile: Profile, table: str) -> None:
     """Refuse, before anything is spent, what a table's profile asks that a relational release cannot do."""
-    make_engine(profile.engine_name, profile.engine_options)  # bad options fail here
+    _engine_of(profile)  # bad options fail here
     if profile.schema is not None:
         check_domain_sources(profile.schema, profile)
     if profile.neighbouring != Relation.ADD_REMOVE.value:
@@ -225,17 +239,19 @@ def _check_profile(profile: Profile, table: str) -> None:
 
 
 def _describe_part(frame_own: Any, frame_measured: Any, given: Sequence[Column | UnmodelledColumn], profile: Profile,
-                   counts: CountRelease, delta: float, progress: Progress, notes: list[str]) -> DescribeResult:
+                   counts: CountRelease, delta: float, progress: Progress, notes: list[str],
+                   after: CountMeasurements | None) -> DescribeResult:
     """Find the domains of ``frame_own``'s columns (the profile's or under DP), then measure
-    ``frame_measured`` with ``given`` columns (public to this part) first and the found ones after."""
+    ``frame_measured`` with ``given`` columns (public to this part) first and the found ones after,
+    and ``after``'s count columns once more after the engine."""
     table = as_table(frame_own)
     to_discover = columns_to_discover(table.columns, profile, public_kinds(None, table.columns, profile))
     schema, record = find_schema(table, profile, counts, to_discover, delta, progress, notes)
     full = Schema.ordered([*given, *(c for c in schema.output_columns)], schema.missing_markers, schema.other_label)
-    engine = make_engine(profile.engine_name, profile.engine_options)
+    engine = _engine_of(profile)
     engine.check(full.names, counts.notion)
     measured = as_table(frame_measured[list(full.output_names)])
-    return measure_table(measured, full, profile, engine, counts, to_discover, record, notes, progress)
+    return measure_table(measured, full, profile, engine, counts, to_discover, record, notes, progress, after)
 
 
 def describe_database(database: Database, profile: RelationalProfile, structure: Structure,
@@ -251,9 +267,11 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
     accountant, discovery_delta = make_accountant(base, discovers)
     noise = noise_source(base.seed)
     whole = accountant.notion.unit_of(accountant.remaining())
-    limits = split_budget(whole, [profile.budget_weight(t.name) for t in structure.tables])
-    deltas = [discovery_delta / len(limits)] * len(limits)
-    parts = {t.name: PartAccountant(accountant, limit) for t, limit in zip(structure.tables, limits, strict=True)}
+    weighted = split_budget(whole, [profile.budget_weight(t.name) for t in structure.tables])
+    limits, moved = move_count_shares(structure, {t.name: w for t, w in zip(structure.tables, weighted, strict=True)},
+                                      lambda name: _engine_of(profile.table_profile(name)).fits_added_measurements())
+    deltas = [discovery_delta / len(structure.tables)] * len(structure.tables)
+    parts = {t.name: PartAccountant(accountant, limits[t.name]) for t in structure.tables}
     notes: list[str] = []
     try:
         bounds = _public_bounds(profile, structure)
@@ -263,8 +281,8 @@ def describe_database(database: Database, profile: RelationalProfile, structure:
                                  _dp_chooser(parts, noise, bounds, caps, progress),
                                  {c: cap for c, (cap, _) in caps.items()})
         _private_notes(bounded, structure, report_to)
-        released, over_bound = _measure_parts(bounded, bounds, caps, profile, structure, parts, noise, deltas, progress,
-                                              notes, report_to)
+        released, over_bound = _measure_parts(bounded, bounds, caps, profile, structure, parts, moved, noise, deltas,
+                                              progress, notes, report_to)
     except SynthError as error:
         if accountant.ledger:
             error.args = (f"{error} {stopped_after_spending(accountant.spent(), len(accountant.ledger))}",)
@@ -300,18 +318,28 @@ def _private_notes(bounded: BoundedDatabase, structure: Structure, report_to: Te
                   "primary key were dropped, with the rows that reference them.", file=report_to)
 
 
+def _count_measurements(table: str, structure: Structure, bounded: BoundedDatabase,
+                        moved: Mapping[str, float]) -> CountMeasurements | None:
+    """The count columns ``table``'s part measures once more after its engine (``count_share``), if any."""
+    columns = tuple((c.name, bounded.counts[c.name], moved[c.name]) for c in structure.children_of(table)
+                    if c.name in moved)
+    return CountMeasurements(columns, table) if columns else None
+
+
 def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str]],
                    caps: Mapping[str, tuple[int, str]], profile: RelationalProfile,
-                   structure: Structure, parts: Mapping[str, PartAccountant], noise: NoiseSource,
-                   deltas: Sequence[float], progress: Progress, notes: list[str],
+                   structure: Structure, parts: Mapping[str, PartAccountant], moved: Mapping[str, float],
+                   noise: NoiseSource, deltas: Sequence[float], progress: Progress, notes: list[str],
                    report_to: TextIO | None) -> tuple[list[TablePart], dict[str, dict[str, float]]]:
-    """The root part, then each other table's part (parents first), each on its share of the budget."""
+    """The root part, then each other table's part (parents first), each on its share of the budget
+    (``moved``: what each child's part gave its parent's for its count column, ``count_share``)."""
     root = structure.root.name
     root_part = parts[root]
     progress.message(f"measuring the root table {root!r} with its children counts")
     root_result = _describe_part(bounded.root, bounded.root_with_counts,
                                  count_columns_of(root, structure, bounded), profile.table_profile(root),
-                                 CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes)
+                                 CountRelease(root_part, noise, Neighbouring()), deltas[0], progress, notes,
+                                 _count_measurements(root, structure, bounded, moved))
     _encoding_notes(root_result, report_to)
     released = [TablePart(root, root_result.description, root_part.limit, weight=profile.budget_weight(root))]
     own_columns = {root: list(root_result.description.schema.columns)}  # a table's own columns and its counts
@@ -329,13 +357,13 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
         from_parent = [replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]]
         given = [*from_parent, *count_columns_of(child.name, structure, bounded)]
         result = _describe_part(child.own, child.joined, given, profile.table_profile(child.name), counts,
-                                delta, progress, notes)
+                                delta, progress, notes, _count_measurements(child.name, structure, bounded, moved))
         _encoding_notes(result, report_to)
         inherited = {c.name for c in from_parent}
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
         released.append(TablePart(child.name, result.description, part.limit, child.max_children,
                                   bounds[child.name][1], child.rows_per_unit, child.count_cap,
-                                  profile.budget_weight(child.name), caps[child.name][1]))
+                                  profile.budget_weight(child.name), caps[child.name][1], moved.get(child.name, 0.0)))
     return released, over_bound
 
 

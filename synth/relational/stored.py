@@ -119,6 +119,10 @@ def summary_lines(stored: StoredRelease) -> list[str]:
                      f"kept up to {entry.get('max_count', entry['max_children'])}"
                      f"{' (' + entry['max_count_source'] + ')' if entry.get('max_count_source') else ''}; about {max(over.get('noisy', 0), 0):.0f}"
                      f" parents had more (noise deviation {over.get('std', 0):.1f})")
+            if entry.get("count_share_budget"):
+                share = record.get("budget_split", {}).get("count_share_of_child_part", 0.0)
+                text += (f"; {share:.0%} of its part measured its number of rows per {entry['references'].split('.')[0]}"
+                         " row once more, in that part")
         lines.append(text)
     lines.append(f"each table's Description: {', '.join(str(stored.folder / e['description']) for e in record['tables'])} "
                  "(synth inspect DESCRIPTION shows one)")

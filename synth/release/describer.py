@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import pandas as pd
 
@@ -39,10 +39,11 @@ from synth.domains.finding import (
 )
 from synth.domains.profile import READ_KEYS, Profile
 from synth.engines import make_engine
-from synth.engines.base import Engine, SchemaAware
-from synth.errors import DataError, DiscoveryError, ProfileError, SynthError
+from synth.engines.base import Engine, EngineResult, SchemaAware
+from synth.errors import DataError, DiscoveryError, EngineError, ProfileError, SynthError
 from synth.privacy import LedgerEntry
 from synth.privacy.curator import CountRelease, Curator
+from synth.privacy.held_back import HeldBack
 from synth.privacy.neighbours import Neighbouring, Relation
 from synth.progress import SILENT, Progress
 from synth.release.description import DEFAULT_SHAPE, Description, shape_keys_set
@@ -257,11 +258,26 @@ def find_schema(table: CountingTable, profile: Profile, counts: CountRelease, to
     return schema, discovery_record
 
 
+class AfterEngine(Protocol):
+    """Measurements a caller adds to the engine's (``measure_table``): ``budget`` is held back from
+    the engine (``synth.privacy.held_back``), then ``measure`` spends it on the curator, the engine's
+    result in hand (its compression), and returns that result with its own measurements added. Only
+    for an engine whose model is the fit of every measurement (``Engine.fits_added_measurements``)."""
+
+    @property
+    def budget(self) -> float:
+        """What is held back from the engine, in the notion's unit."""
+
+    def measure(self, curator: Curator, result: EngineResult, progress: Progress) -> EngineResult:
+        """Spend what was held back on ``curator``; ``result`` with the new measurements added."""
+
+
 def measure_table(table: CountingTable, schema: Schema, profile: Profile, engine: Engine, counts: CountRelease,
                   to_discover: Mapping[str, Kind | None], discovery_record: Mapping[str, Any], notes: list[str],
-                  progress: Progress) -> DescribeResult:
+                  progress: Progress, after: AfterEngine | None = None) -> DescribeResult:
     """Encode ``table`` by ``schema`` and run the engine on a curator of its codes (the engine's
-    measurements, charged through ``counts``): the Description of one table."""
+    measurements, charged through ``counts``), then ``after``'s measurements on what it held back
+    from the engine: the Description of one table."""
     accountant = counts.accountant
     if table.backend != "memory":
         progress.message(f"encoding and counting the rows on {table.backend}")
@@ -269,7 +285,13 @@ def measure_table(table: CountingTable, schema: Schema, profile: Profile, engine
     curator = Curator(rows.codes, Domain(schema.names, schema.sizes), counts, rows.weights)
     if isinstance(engine, SchemaAware):
         engine = engine.with_schema(schema)
-    result = engine.describe(curator, progress)
+    if after is None:
+        result = engine.describe(curator, progress)
+    else:
+        if not engine.fits_added_measurements():
+            raise EngineError(f"engine {profile.engine_name!r} does not fit measurements added to its own; "
+                              "nothing may be held back from it.")
+        result = after.measure(curator, engine.describe(HeldBack(curator, after.budget), progress), progress)
     notes.extend(result.notes)
     description = Description(
         schema=schema,
