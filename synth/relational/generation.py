@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -136,10 +137,11 @@ class DatabaseModel:
         self.structure, self.count_columns, self.columns = structure, dict(count_columns), dict(columns)
         self.fitted = {t.name: fit(descriptions[t.name], progress=progress) for t in structure.tables}
 
+    @cached_property
     def rows_per_root_by_table(self) -> dict[str, float]:
         """The rows of each table one root row brings, as the models expect them: a table's rows per
         root row are its parent's times the mean of the parent's count column for it (public:
-        post-processing of the models)."""
+        post-processing of the models; computed once, as every chunk's keys ask for it)."""
         per_root = {self.structure.root.name: 1.0}
         for child in self.structure.children:
             parent = child.foreign_keys[0].parent
@@ -148,7 +150,7 @@ class DatabaseModel:
 
     def rows_per_root(self) -> float:
         """The rows one root row brings across all tables, itself included (``rows_per_root_by_table``)."""
-        return sum(self.rows_per_root_by_table().values())
+        return sum(self.rows_per_root_by_table.values())
 
     def roots_per_chunk(self, chunk_rows: int | None = None) -> int:
         """The root rows of a chunk: as many as bring about ``chunk_rows`` (default ``CHUNK_ROWS``) rows
@@ -186,7 +188,7 @@ class DatabaseDraw:
         by it, and hold a hundred times more)."""
         if self._keys_seed is None:
             return None
-        bound = int(2 * self.roots * self.model.rows_per_root_by_table()[table]) + 1
+        bound = int(2 * self.roots * self.model.rows_per_root_by_table[table]) + 1
         return KeyRange(self.rows[table], bound, self._keys_seed)
 
     def database(self) -> SyntheticDatabase:
