@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,22 @@ def test_a_coarse_release_round_trips_and_generates_on_the_original_columns():
     assert coarse and all(int(m.coarsening["x"].max()) + 1 in (8, 4) for m in coarse if "x" in m.coarsening)
     rows = engine.build_model(domain, result).sample(500, np.random.default_rng(1))
     assert rows.shape == (500, 3) and rows[:, 0].max() < 60
+
+
+def test_the_final_fit_goes_on_from_the_model_aim_left_and_ends_where_a_cold_fit_does():
+    """aim hands the model it fitted last (over every coarse map it offered, more derived columns
+    than the measurements use) to the release's fit: that fit starts near the optimum a fit from
+    the uniform distribution only approaches, and the two end at the same model."""
+    codes, domain = _threshold_table()
+    engine = make_engine("aim", {"workload": "2-way", "coarse_groups": [8, 4], "compress": False})
+    result = engine.describe(curator_for(codes, domain, 0.5, delta=1e-6, seed=2), SILENT)
+    assert result.fit_start is not None and len(result.fit_start.domain) > len(domain)
+    warm_losses: list[float] = []
+    cold_losses: list[float] = []
+    warm = engine.build_model(domain, result, 2000, lambda i, loss: warm_losses.append(loss))
+    cold = engine.build_model(domain, replace(result, fit_start=None), 2000, lambda i, loss: cold_losses.append(loss))
+    assert warm_losses[0] < 0.2 * cold_losses[0]  # started where aim left it, not from scratch
+    assert warm_losses[-1] <= cold_losses[-1] * (1 + 1e-3)
+    assert len(warm_losses) < len(cold_losses)
+    tvd = 0.5 * np.abs(warm.marginal(("x", "y")) - cold.marginal(("x", "y"))).sum() / warm.total
+    assert tvd < 0.005

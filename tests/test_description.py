@@ -25,6 +25,17 @@ def test_round_trip(tmp_path, description):
     assert loaded.to_dict() == description.to_dict()
 
 
+def test_the_engines_last_model_is_held_in_memory_and_never_written(tmp_path):
+    """aim's last model starts the fit of a release made in the same run; the file holds only the
+    measurements, so a Description read back fits from the start."""
+    made = describe(mixed_table(), epsilon=1.0, seed=3, engine="aim", report_to=None)
+    assert made.fit_start is not None and made.result.fit_start is made.fit_start
+    path = save_description(made, tmp_path / "d.json")
+    assert "fit_start" not in path.read_text(encoding="utf-8")
+    loaded = load_description(path)
+    assert loaded.fit_start is None and loaded.to_dict() == made.to_dict()
+
+
 def test_totals_equal_the_ledger_and_fit_the_budget(description):
     data = description.to_dict()
     totals = data["privacy"]["ledger_totals"]

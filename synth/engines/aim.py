@@ -554,7 +554,8 @@ class AIMEngine(EngineBase):
                 rho_measure, rho_select = 4 * rho_measure, 4 * rho_select
         output = AIMOutput(tuple(workload), tuple(selected), len(selected),
                            recorded_expansion(expansion))
-        return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else ())
+        return EngineResult(tuple(measurements), output, compression=maps, notes=(note,) if note else (),
+                            fit_start=model)
 
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
                     callback: Callback | None = None) -> Model:

@@ -30,6 +30,7 @@ from synth.engines.output import EngineOutput, NoOutput, Structure, measured_tog
 from synth.errors import DescriptionError, EngineError
 from synth.model.compression import check_expansion
 from synth.model.fitting import Callback
+from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
 from synth.model.measured import fit_measurements
 from synth.privacy import Notion
@@ -48,6 +49,9 @@ class EngineResult:
     output: EngineOutput = field(default_factory=NoOutput)
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # the model the engine last fitted while choosing (aim), on the measured codes: where the fit of
+    # the release may start (post-processing of the measurements; never saved in a Description)
+    fit_start: GraphicalModel | None = field(default=None, compare=False, repr=False)
 
 
 class Engine(Protocol):
@@ -112,7 +116,8 @@ class EngineBase:
     def build_model(self, domain: Domain, result: EngineResult, iterations: int = FIT_ITERATIONS,
                     callback: Callback | None = None) -> Model:
         """The model fitted to the measurements (``synth.model.measured.fit_measurements``)."""
-        return fit_measurements(domain, result.measurements, result.compression, iterations, callback)
+        return fit_measurements(domain, result.measurements, result.compression, iterations, callback,
+                                fit_start=result.fit_start)
 
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """The columns measured together."""
@@ -132,7 +137,8 @@ def fit_expanded(engine: str, domain: Domain, result: EngineResult, expansion: M
     except (TypeError, ValueError) as exc:
         raise DescriptionError(f"the {engine} output's expansion weights are damaged ({exc}); use the file exactly "
                                "as synth wrote it.") from exc
-    return fit_measurements(domain, result.measurements, result.compression, iterations, callback, weights)
+    return fit_measurements(domain, result.measurements, result.compression, iterations, callback, weights,
+                            result.fit_start)
 
 
 @runtime_checkable

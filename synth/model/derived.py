@@ -20,6 +20,7 @@ Post-processing only: this module sees measurements, never private rows.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -32,7 +33,15 @@ from synth.model.interface import Evidence
 from synth.model.sampling import DEFAULT_DRAWS, Draws
 from synth.privacy.measurement import Measurement
 
-DERIVED_MARK = "~"  # a derived column is named source~index
+DERIVED_MARK = "~"  # a derived column is named source~groups.checksum (of its map)
+
+
+def derived_name(attr: str, mapping: np.ndarray) -> str:
+    """The name of ``attr``'s derived column on ``mapping``, from the map itself (its groups and a
+    CRC-32 of its codes), so that two sets of derived columns name the same column alike: a model
+    aim fitted with every coarse map it offered can start the fit of the maps it measured."""
+    codes = np.asarray(mapping, dtype=np.int64)
+    return f"{attr}{DERIVED_MARK}{int(codes.max()) + 1}.{zlib.crc32(codes.tobytes()):08x}"
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,8 @@ class DerivedColumns:
                 kept.append(np.asarray(mapping, dtype=np.int64))
         taken = set(base.names)
         names = []
-        for i, attr in enumerate(sources):
-            name = f"{attr}{DERIVED_MARK}{i}"
+        for attr, mapping in zip(sources, kept):
+            name = derived_name(attr, mapping)
             while name in taken:
                 name += DERIVED_MARK
             taken.add(name)

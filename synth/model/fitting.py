@@ -42,7 +42,8 @@ and of each other clique's conditional given its separator).
 
 Memory: about six times the model's potential tables (``model_size_mb``) while fitting.
 
-Warm start: the new model starts from the previous model's distribution projected onto the new
+Warm start: the new model starts from the previous model's distribution (a model over the same
+columns, or over more: its marginals on the new cliques are what is used) projected onto the new
 junction tree (the same construction from the previous model's marginals over the new cliques).
 When the previous cliques lie inside the new ones this reproduces the previous model exactly;
 otherwise it is the closest distribution (in KL) that the new structure can represent.
@@ -262,6 +263,12 @@ def _next_weight(weight: float, ratio: float) -> float:
     return (-c + float(np.sqrt(c * c + 4 * c))) / 2
 
 
+def holds(wider: Domain, domain: Domain) -> bool:
+    """Whether a model over ``wider`` can start a fit over ``domain``: it has each of the domain's
+    columns, with as many codes (it may have more columns, e.g. derived ones the fit does not use)."""
+    return all(a in wider and wider.shape((a,)) == domain.shape((a,)) for a in domain.names)
+
+
 def fit_graphical_model(
     domain: Domain,
     measurements: Sequence[Measurement],
@@ -303,7 +310,7 @@ def fit_graphical_model(
             assert home is not None  # the links' attribute sets are cliques of the tree
             theta[home] = theta[home] + align(table, attrs, tree.cliques[home])
     else:
-        if warm_start.domain != domain:
+        if not holds(warm_start.domain, domain):
             raise ValueError("the warm-start model was fitted on another domain; fit without warm_start")
         theta = _potentials(tree, [warm_start.marginal(c) for c in tree.cliques])
     # z: potentials theta, clique marginals, log-partition, measured marginals; x: clique marginals

@@ -16,7 +16,8 @@ from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.model.compression import ExpandedModel
 from synth.model.derived import DerivedModel, derived_for, fit_derived
-from synth.model.fitting import Callback, fit_graphical_model
+from synth.model.fitting import Callback, fit_graphical_model, holds
+from synth.model.graphical import GraphicalModel
 from synth.model.independent import ProductModel, fit_product_model
 from synth.model.interface import Model
 from synth.privacy.measurement import Measurement
@@ -24,22 +25,29 @@ from synth.privacy.measurement import Measurement
 
 def fit_measurements(domain: Domain, measurements: Sequence[Measurement], compression: Mapping[str, np.ndarray],
                      iterations: int = FIT_ITERATIONS, callback: Callback | None = None,
-                     expansion: Mapping[str, np.ndarray] | None = None) -> Model:
+                     expansion: Mapping[str, np.ndarray] | None = None,
+                     fit_start: GraphicalModel | None = None) -> Model:
     """The model that best explains ``measurements`` (on ``domain``, the possibly compressed
     codes), seen on the original codes (merged codes spread in proportion to ``expansion``
     weights, evenly for a column without).
 
     No measurements: uniform columns, with no total (nan). Only 1-way measurements on their own
     codes: independent columns (exact least-squares fit). Otherwise: the graphical model over the
-    measured marginals (``callback(iteration, loss)`` after each step of its fit).
+    measured marginals (``callback(iteration, loss)`` after each step of its fit), started from
+    ``fit_start`` when that is a model on the domain it fits (e.g. the model aim last fitted while
+    choosing its measurements: the fit then goes on from where aim left it), else from the uniform
+    distribution.
     """
     if not measurements:
         return ProductModel(domain, tuple(np.full(size, 1.0 / size) for size in domain.sizes), math.nan)
     if all(len(m.attrs) <= 1 and not m.coarsening for m in measurements) and not compression:
         return fit_product_model(domain, measurements)
     derived = derived_for(domain, measurements)
-    model: Model = (fit_graphical_model(domain, measurements, iterations=iterations, callback=callback)
+    fitted_domain = domain if derived is None else derived.domain
+    start = fit_start if fit_start is not None and holds(fit_start.domain, fitted_domain) else None
+    model: Model = (fit_graphical_model(domain, measurements, iterations=iterations, callback=callback,
+                                        warm_start=start)
                     if derived is None else
-                    DerivedModel(fit_derived(domain, measurements, derived, iterations=iterations, callback=callback),
-                                 domain))
+                    DerivedModel(fit_derived(domain, measurements, derived, iterations=iterations, callback=callback,
+                                             warm_start=start), domain))
     return ExpandedModel(model, domain.names, compression, expansion=expansion or {})

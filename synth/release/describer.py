@@ -308,5 +308,6 @@ def measure_table(table: CountingTable, schema: Schema, profile: Profile, engine
         noise=counts.noise.description(),
         rows=profile.rows,
         compression=result.compression,
+        fit_start=result.fit_start,
     )
     return DescribeResult(description, report, tuple(notes))

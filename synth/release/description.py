@@ -42,6 +42,7 @@ from synth.engines.output import EngineOutput
 from synth.errors import DescriptionError, InputFileError, SynthError
 from synth.files import atomic_write_text
 from synth.model.compression import compressed_sizes
+from synth.model.graphical import GraphicalModel
 from synth.privacy import Accountant, Budget, LedgerEntry, Notion
 from synth.privacy.measurement import Measurement
 
@@ -81,6 +82,9 @@ class Description:
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=lambda: {"name": "synth", "version": VERSION})
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    # where the engine left its own model (``EngineResult.fit_start``): held in memory only, never
+    # written; a Description read from its file fits from the start
+    fit_start: GraphicalModel | None = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         spent = self.privacy.get("spent", {})
@@ -116,7 +120,7 @@ class Description:
     @property
     def result(self) -> EngineResult:
         """What the engine released: its measurements, output and compression maps."""
-        return EngineResult(self.measurements, self.engine_output, self.compression)
+        return EngineResult(self.measurements, self.engine_output, self.compression, fit_start=self.fit_start)
 
     @property
     def seeded(self) -> bool:
