@@ -11,6 +11,7 @@ from synth.columns.domain import Domain
 from synth.engines import make_engine
 from synth.engines.aim import COARSE_GROUPS, coarse_map
 from synth.errors import EngineError
+from synth.model.measured import WARM_SHARE
 from synth.privacy.measurement import group_table
 from synth.progress import SILENT
 from tests.test_engines import curator_for
@@ -106,5 +107,8 @@ def test_the_final_fit_goes_on_from_the_model_aim_left_and_ends_where_a_cold_fit
     assert warm_losses[0] < 0.2 * cold_losses[0]  # started where aim left it, not from scratch
     assert warm_losses[-1] <= cold_losses[-1] * (1 + 1e-3)
     assert len(warm_losses) < len(cold_losses)
+    steps: list[int] = []
+    engine.build_model(domain, result, 40, lambda i, loss: steps.append(i))
+    assert len(steps) == 40 * WARM_SHARE  # from aim's model, the fit runs a share of the iterations
     tvd = 0.5 * np.abs(warm.marginal(("x", "y")) - cold.marginal(("x", "y"))).sum() / warm.total
     assert tvd < 0.005
