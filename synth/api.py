@@ -267,6 +267,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
     description = describe(data, resolved, kinds=kinds, progress=progress, report_to=report_to)
     try:
         fitted = fit(description, progress=progress)
+        description = fitted.description  # the same release, without aim's model the fit started from
         progress.message("sampling synthetic rows")
         count = fitted.rows_to_sample(None)
         synthetic = fitted.sample(seed=seed, sampling=sampling, progress=progress) if fitted.in_one_chunk() else None

@@ -25,6 +25,7 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -191,10 +192,13 @@ class FittedModel:
 def fit(description: Description | str | os.PathLike[str], iterations: int = FIT_ITERATIONS,
         progress: Progress = SILENT) -> FittedModel:
     """Fit the model of a Description (or of the Description file at that path); ``iterations``
-    bounds a graphical-model fit, ``progress`` shows it."""
+    bounds a graphical-model fit, ``progress`` shows it. The fitted model keeps the Description
+    without the engine's model it may have started from (``Description.fit_start``: memory no
+    longer needed)."""
     if not isinstance(description, Description):
         description = load_description(description)
-    return FittedModel(description, fit_model(description, iterations, progress), iterations)
+    model = fit_model(description, iterations, progress)
+    return FittedModel(replace(description, fit_start=None), model, iterations)
 
 
 def load_model(path: str | os.PathLike[str]) -> FittedModel:
