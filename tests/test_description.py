@@ -7,6 +7,7 @@ import json
 import pytest
 
 from synth.api import describe
+from synth.generation.generate import fit
 from synth.domains.profile import Profile
 from synth.errors import DescriptionError, InputFileError, OutputError
 from synth.release.description import load_description, save_description
@@ -34,6 +35,7 @@ def test_the_engines_last_model_is_held_in_memory_and_never_written(tmp_path):
     assert "fit_start" not in path.read_text(encoding="utf-8")
     loaded = load_description(path)
     assert loaded.fit_start is None and loaded.to_dict() == made.to_dict()
+    assert fit(made).description.fit_start is None  # let go of once the release's model is fitted
 
 
 def test_totals_equal_the_ledger_and_fit_the_budget(description):
