@@ -138,7 +138,7 @@ def fit_expanded(engine: str, domain: Domain, result: EngineResult, expansion: M
         raise DescriptionError(f"the {engine} output's expansion weights are damaged ({exc}); use the file exactly "
                                "as synth wrote it.") from exc
     return fit_measurements(domain, result.measurements, result.compression, iterations, callback, weights,
-                            result.fit_start)
+                            fit_start=result.fit_start)
 
 
 @runtime_checkable

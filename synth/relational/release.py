@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -99,6 +99,9 @@ def run_database(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], 
         release = describe_database(database, profile, structure, progress, report_to)
         model = DatabaseModel({p.table: p.description for p in release.parts}, structure, release.count_columns,
                               database.columns, progress)
+        # the same parts, without the models aim's fits started from (fit keeps none): memory no longer needed
+        release = replace(release, parts=tuple(replace(p, description=model.fitted[p.table].description)
+                                               for p in release.parts))
         draw = model.draw(seed=profile.base.seed, sampling=sampling, progress=progress)
         write_database(draw, structure, output_kind(database.kind), stage / synthetic_name, database.file_format)
         synthetic = draw.database()

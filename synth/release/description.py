@@ -119,7 +119,8 @@ class Description:
 
     @property
     def result(self) -> EngineResult:
-        """What the engine released: its measurements, output and compression maps."""
+        """What the engine released: its measurements, output and compression maps (and the model the
+        engine left, when this Description was made in this process)."""
         return EngineResult(self.measurements, self.engine_output, self.compression, fit_start=self.fit_start)
 
     @property
