@@ -168,17 +168,19 @@ def planned_rounds(columns: int, rho: float) -> int:
     """The rounds aim plans for ``columns`` columns and a budget of ``rho`` (zCDP) when ``rounds`` is
     unset: ``columns`` times 4 (ρ / 0.12)^(1/3), kept within 2 and 16 per column.
 
-    The published AIM plans 16 rounds per column at every budget. On adult_coded (14 columns,
-    δ = 1e-9, 5 seeds) that spreads a small budget too thin: each round's measurement is too noisy
-    to move the model, and fewer, larger rounds did much better (ε = 0.3: 0.132 with 240 rounds,
-    0.111 with 30; ε = 1: 0.083 with 240, 0.075 with 30 or 60; ε = 3: 0.061 with 240 or 30, 0.058
-    with 60), while a large budget gains from many rounds (ε = 10: 0.055 with 30, 0.050 with 240).
-    On the accuracy suite at ε = 1 (compress off, 3 seeds; 2 / 4 / 8 rounds per column) no single
-    count wins: on the tuning half diamonds 0.1541 / 0.1360 / 0.1369 and doctoraus 0.1237 / 0.1210 /
-    0.1295 gain from 4, hdma 0.1166 / 0.1233 / 0.1212 loses, adult_coded is level; on the checking
-    half flchain 0.1032 / 0.1051 / 0.1077 loses, fertility gains at 4 and loses at 8. A rule by the
-    table's signal instead of ρ alone was tried and lost on fertility (benchmarks/RESULTS.md), so the
-    rule keeps 2 per column up to ε ≈ 1. It reads the budget and the number of columns only."""
+    The published AIM plans 16 rounds per column at every budget, which spreads a small budget too
+    thin: each round's measurement is too noisy to move the model. On the accuracy suite's sparse
+    tables (``synth run`` with the public profile, δ = 1e-9, mean 3-way TVD, seeds 0–2; 2 / 4 / 8 rounds
+    per column; benchmarks/RESULTS.md, 2026-11-29) 2 is best on the whole tuning half at ε = 0.3
+    (adult_coded 0.1107 / 0.1183 / 0.1285, diamonds 0.1880 / 0.1889 / 0.2202, doctoraus 0.1942 / 0.2096 /
+    0.2445, hdma 0.2085 / 0.2440 / 0.3250) and holds at ε = 1 (4 against 2: geometric mean 1.026;
+    diamonds 0.946 and doctoraus 0.974, adult_coded 1.041 and hdma 1.154). On the checking half 4 against 2
+    gains at ε = 0.3 on baseball (0.940), gss_wages (0.967) and flchain (0.983) and loses on schooling
+    (1.211); at ε = 1 it gains on gss_wages (0.881) and baseball (0.913) and loses on schooling (1.050)
+    and flchain (1.009). No public quantity tried (cell
+    signal, rows against a round's deviation, columns) tells those apart. A large budget gains from many
+    rounds (adult_coded at ε = 10: 0.055 with 30, 0.050 with 240), hence the growth with ρ. Dense tables
+    get their own plan (``dense_plan``). It reads the budget and the number of columns only."""
     per_column = 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
     return round(columns * min(max(per_column, FEWEST_PER_COLUMN), MOST_PER_COLUMN))
 
