@@ -171,7 +171,7 @@ def planned_rounds(columns: int, rho: float) -> int:
     The published AIM plans 16 rounds per column at every budget, which spreads a small budget too
     thin: each round's measurement is too noisy to move the model. On the accuracy suite's sparse
     tables (``synth run`` with the public profile, δ = 1e-9, mean 3-way TVD, seeds 0–2; 2 / 4 / 8 rounds
-    per column; benchmarks/RESULTS.md, 2026-11-29) 2 is best on the whole tuning half at ε = 0.3
+    per column; benchmarks/RESULTS.md, 2026-11-28 23:54) 2 is best on the whole tuning half at ε = 0.3
     (adult_coded 0.1107 / 0.1183 / 0.1285, diamonds 0.1880 / 0.1889 / 0.2202, doctoraus 0.1942 / 0.2096 /
     0.2445, hdma 0.2085 / 0.2440 / 0.3250) and holds at ε = 1 (4 against 2: geometric mean 1.026;
     diamonds 0.946 and doctoraus 0.974, adult_coded 1.041 and hdma 1.154). On the checking half 4 against 2
@@ -236,7 +236,7 @@ def covering_rounds(workload_marginals: int, columns: int) -> int:
 
     Chosen on the accuracy suite's tuning half, where the cap binds on the two dense tables with more
     workload marginals than 8 per column (``synth run`` with the public profile, δ = 1e-9, mean 3-way
-    TVD, seeds 0–2; benchmarks/RESULTS.md, 2026-11-29): mpls_stops (10 columns, 120 triples: 130 rounds
+    TVD, seeds 0–2; benchmarks/RESULTS.md, 2026-11-28 23:54): mpls_stops (10 columns, 120 triples: 130 rounds
     uncapped) at ε = 1 0.0227 → 0.0200 (the cap also makes it dense there: its 80 rounds' cells hold 5.0
     deviations, 130 rounds' 3.9) and at ε = 3 0.0108 → 0.0105; nass_cds (13 columns, 286 triples: 208
     rounds uncapped) at ε = 1 0.0159 → 0.0161 and at ε = 3 0.0091 → 0.0086 (mbi 2.0's AIM, which plans 16
