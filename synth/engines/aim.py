@@ -49,8 +49,8 @@ Dense tables (``dense_plan``, beyond the published AIM): when a workload margina
 hold at least ``DENSE_DEVIATIONS`` noise deviations with a round for every workload marginal
 (``covering_rounds``, at most 8 per column), the budget's plan of a few large rounds is replaced by
 those rounds, and no coarse candidates are offered: every marginal can then be measured well, and what
-the model lacks is the marginals left unmeasured (military, 1.4 million rows of 6 columns, at ε = 1: 12 rounds for
-20 triples scored 0.0020, the covering 26 rounds 0.0004).
+the model lacks is the marginals left unmeasured (military, 1.4 million rows of 6 columns, at ε = 1: 12
+rounds for 20 triples scored 0.0020, the covering 26 rounds 0.0004).
 
 With ``compress`` (on unless set false; the AIM authors' advice for domains with rare values), the
 1-way measurements also decide, as in mst, which codes of each column are too rare to keep apart
@@ -177,10 +177,10 @@ def planned_rounds(columns: int, rho: float) -> int:
     diamonds 0.946 and doctoraus 0.974, adult_coded 1.041 and hdma 1.154). On the checking half 4 against 2
     gains at ε = 0.3 on baseball (0.940), gss_wages (0.967) and flchain (0.983) and loses on schooling
     (1.211); at ε = 1 it gains on gss_wages (0.881) and baseball (0.913) and loses on schooling (1.050)
-    and flchain (1.009). No public quantity tried (cell
-    signal, rows against a round's deviation, columns) tells those apart. A large budget gains from many
-    rounds (adult_coded at ε = 10: 0.055 with 30, 0.050 with 240), hence the growth with ρ. Dense tables
-    get their own plan (``dense_plan``). It reads the budget and the number of columns only."""
+    and flchain (1.009). No public quantity tried (cell signal, rows against a round's deviation,
+    columns) tells those apart. A large budget gains from many rounds (adult_coded at ε = 10: 0.055 with
+    30, 0.050 with 240), hence the growth with ρ. Dense tables get their own plan (``dense_plan``). It
+    reads the budget and the number of columns only."""
     per_column = 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
     return round(columns * min(max(per_column, FEWEST_PER_COLUMN), MOST_PER_COLUMN))
 
@@ -236,13 +236,16 @@ def covering_rounds(workload_marginals: int, columns: int) -> int:
 
     Chosen on the accuracy suite's tuning half, where the cap binds on the two dense tables with more
     workload marginals than 8 per column (``synth run`` with the public profile, δ = 1e-9, mean 3-way
-    TVD, seeds 0–2; benchmarks/RESULTS.md, 2026-11-28 23:54): mpls_stops (10 columns, 120 triples: 130 rounds
-    uncapped) at ε = 1 0.0227 → 0.0200 (the cap also makes it dense there: its 80 rounds' cells hold 5.0
-    deviations, 130 rounds' 3.9) and at ε = 3 0.0108 → 0.0105; nass_cds (13 columns, 286 triples: 208
-    rounds uncapped) at ε = 1 0.0159 → 0.0161 and at ε = 3 0.0091 → 0.0086 (mbi 2.0's AIM, which plans 16
-    per column: 0.0202, 0.0111; 0.0171, 0.0099). 16 per column lost on both at ε = 3 (0.0121, 0.0092) and
-    on military (0.00056 against 0.00038 at ε = 1). No other suite table at ε = 0.3, 1 or 3 has more
-    workload marginals than 8 per column and is dense, so none changes. It reads public sizes only."""
+    TVD, seeds 0–2; benchmarks/RESULTS.md, 2026-11-28 23:54): mpls_stops (10 columns, 120 triples:
+    130 rounds uncapped) at ε = 1 0.0227 → 0.0200 (the cap also makes it dense there: its 80 rounds'
+    cells hold 5.0 deviations, 130 rounds' 3.9) and at ε = 3 0.0108 → 0.0105; nass_cds (13 columns,
+    286 triples: 208 rounds uncapped) at ε = 1 0.0159 → 0.0161 and at ε = 3 0.0091 → 0.0086 (mbi 2.0's
+    AIM, which plans 16 per column: 0.0202, 0.0113; 0.0171, 0.0100). 16 per column lost on both at
+    ε = 3 (0.0121, 0.0092) and on military (0.00056 against 0.00038 at ε = 1). No other suite table at
+    ε = 0.3, 1 or 3 is dense with more workload marginals than 8 per column, so none changes. On a table
+    outside the suite (gss_abortion, 64,814 rows, 14 columns of 3–9 codes; RESULTS.md 2026-11-29
+    00:56) 224 → 112 rounds gave 0.0146 → 0.0142 at ε = 1 and 0.0087 → 0.0077 at ε = 3. It reads
+    public sizes only."""
     return min(DENSE_MOST_PER_COLUMN * columns, workload_marginals + columns)
 
 
