@@ -84,8 +84,7 @@ ENGINES = ("aim", "mst")
 #: the order in which tables are taken: cheap before costly, so that a pass fills most of the
 #: table first (mbi's AIM on the two wide tables may not finish at all)
 COST_ORDER = ("insteval", "military", "cpssw8", "mpls_stops", "nass_cds", "fertility", "diamonds", "flchain", "hdma",
-              "gss_wages", "flights",
-              "adult_coded", "doctoraus", "baseball", "schooling", "car", "caravan")
+              "gss_wages", "flights", "adult_coded", "doctoraus", "baseball", "schooling", "car", "caravan")
 assert sorted(COST_ORDER) == sorted(BY_NAME)
 WIDE = ("car", "caravan")  # mbi's AIM takes hours on them (16 rounds a column, tens of thousands of candidates)
 

@@ -345,9 +345,10 @@ def nass_cds() -> tuple[np.ndarray, dict[str, int]]:
 def mpls_stops() -> tuple[np.ndarray, dict[str, int]]:
     """carData's `MplsStops` (51,920 stops by the Minneapolis police in 2017, from the city's open
     data): the hour of the stop's time stamp as published (UTC), the documented problem and
-    dispatch (MDC) types, citation and search flags (missing as a code: not recorded), the eight documented race categories as perceived before the stop and as
-    recorded (missing as a code), gender (missing as a code), the five police precincts. Identifier,
-    coordinates and the 87 neighbourhoods are left out."""
+    dispatch (MDC) types, citation and search flags (missing as a code: not recorded), the eight
+    documented race categories as perceived before the stop and as recorded (missing as a code),
+    gender (missing as a code), the five police precincts. Identifier, coordinates and the 87
+    neighbourhoods are left out."""
     races = ["Asian", "Black", "East African", "Latino", "Native American", "Other", "Unknown", "White"]
     recipe = {
         "hour": lambda f: levels(f["date"].str[11:13].astype(int).rename("hour"), list(range(24))),
