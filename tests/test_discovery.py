@@ -348,3 +348,69 @@ def test_all_missing_or_one_present_cell_give_the_same_outcomes_up_to_noise():
             empty += (found.findings[0].kind, found.findings[0].verdict) == (Kind.TEXT, "located")
         share[name] = empty / 400
     assert 0.1 < share["none"] < 0.35 and 0.1 < share["one"] < 0.35 and abs(share["none"] - share["one"]) < 0.1
+
+
+SURVEY_ANSWERS = ["did not drive", "0", "1-2", "3-5", "6-9", "10-19", "20-29", "30"]
+
+
+def _survey_column(rows: int, seed: int = 0) -> pd.Series:
+    """Answers to "on how many days did you text while driving", as a questionnaire codes them: a
+    number for some answers, a range or words for others (about 40 % numbers)."""
+    shares = [0.37, 0.38, 0.07, 0.04, 0.03, 0.03, 0.02, 0.06]
+    return pd.Series(np.random.default_rng(seed).choice(SURVEY_ANSWERS, rows, p=shares))
+
+
+def test_a_column_of_numbers_and_words_is_voted_text_not_numbers():
+    # Numbers are the largest class here (44 %), yet reading the column as integers would write the
+    # other 56 % as missing. The vote asks numbers to hold KIND_SHARE (95 %) of the present cells.
+    from synth.domains.votes import KIND_SHARE, vote_kind
+
+    column = _survey_column(10_000)
+    notes: list[str] = []
+    vote = vote_kind("texting", column, _counts(), 0.01, notes=notes)
+    assert vote.kind == Kind.CATEGORICAL and vote.mixed == Kind.INTEGER
+    assert vote.mixed_cells == pytest.approx(0.44 * 10_000, rel=0.05) and vote.cells == pytest.approx(10_000, rel=0.02)
+    assert notes and "read as categories" in notes[0]
+    # 3 % of words (under 1 − KIND_SHARE) leave a number column as it was
+    words = pd.Series([str(i % 90) for i in range(9_700)] + ["refused"] * 300)
+    assert 1 - 300 / 10_000 > KIND_SHARE
+    assert vote_kind("n", words, _counts(), 0.01).kind == Kind.INTEGER
+
+
+def test_dates_mixed_with_words_are_voted_text():
+    from synth.domains.votes import vote_kind
+
+    dates = pd.Series([f"2021-05-{1 + i % 28:02d}" for i in range(8_000)] + ["unknown"] * 2_000)
+    vote = vote_kind("when", dates, _counts(), 0.01)
+    assert vote.kind == Kind.CATEGORICAL and vote.mixed == Kind.DATETIME
+
+
+def test_a_mixed_column_with_few_values_keeps_every_answer_as_a_category():
+    df = pd.DataFrame({"texting": _survey_column(20_000)})
+    found = discover_columns(df, {"texting": None}, _counts(epsilon=8.0), 0.3, 1e-7, SILENT)
+    column = found.columns["texting"]
+    assert column.kind == Kind.CATEGORICAL and set(column.categories) == set(SURVEY_ANSWERS)
+
+
+def test_a_mixed_column_with_too_many_values_to_list_reads_as_numbers():
+    # Incomes (thousands of distinct values) with 12 % "Refused": no list can hold them, so the
+    # column is read as whole numbers after all, its words written as missing (it keeps a missing
+    # code), with the budget the listing left.
+    rng = np.random.default_rng(3)
+    income = np.round(rng.lognormal(10.5, 0.8, 20_000)).astype(int).astype(str).astype(object)
+    income[rng.random(20_000) < 0.12] = "Refused"
+    counts = _counts()
+    found = discover_columns(pd.DataFrame({"income": income}), {"income": None}, counts, 0.003, 1e-9, SILENT)
+    column, (finding,) = found.columns["income"], found.findings
+    assert column.kind == Kind.INTEGER and column.missing and column.lower is not None
+    assert "too many values to list as categories" in finding.detail
+    assert sum(e.cost.rho for e in counts.accountant.ledger) <= 0.003 * (1 + 1e-9)
+    queries = [e.query.split(":")[0] for e in counts.accountant.ledger]
+    assert queries[0] == "kind(income)" and "categories(income)" in queries and queries[-1] == "bounds(income)"
+
+
+def test_without_delta_a_mixed_column_reads_as_numbers():
+    # Listing values needs δ; a mixed column then keeps its numbers rather than failing the release.
+    df = pd.DataFrame({"texting": _survey_column(5_000)})
+    found = discover_columns(df, {"texting": None}, _counts(epsilon=8.0), 0.3, 0.0, SILENT)
+    assert found.columns["texting"].kind == Kind.INTEGER and found.columns["texting"].missing

@@ -86,6 +86,7 @@ UNDECIDED_WEIGHT = 1.5  # a column's domain, counted before its vote tells what 
 DOMAIN_WEIGHTS = {Kind.CATEGORICAL: 2.0, Kind.INTEGER: 1.5, Kind.FLOAT: 1.5, Kind.DATETIME: 1.5, Kind.BOOLEAN: 0.25,
                   Kind.ID: 0.0, Kind.TEXT: 0.0}
 SHAPE_SHARE = 0.1  # of a float or datetime column's domain budget, for the vote on how its values are written
+MIXED_LIST_SHARE = 0.8  # of a mixed column's domain budget (votes.Vote), for listing its values; the rest reads numbers
 ID_DETECTION_SHARE = 0.2  # at most this share of a candidate column's domain budget buys its noisy distinct count
 DISTINCT_PRECISION = 0.025  # ... and no more than gives it noise of this deviation per noisy cell of the column
 SPREAD_CLEARANCE = 3.0  # a noisy distinct count is quoted (values, rows each) only when it clears this many deviations
@@ -434,6 +435,8 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
         for name, share in progress.track(list(zip(undecided, shares)), "deciding column kinds under DP", len(undecided)):
             cells = table.column_cells(name)
             votes[name] = vote_kind(name, cells.values, counts, share, missing_markers, notes, cells.weights)
+    if delta <= 0:  # without δ a mixed column's values cannot be listed: it reads as its numbers or dates
+        votes = {name: vote.as_mixed_kind() if vote.mixed is not None else vote for name, vote in votes.items()}
     decided = {name: votes[name].kind for name in kinds}
     # δ goes only to the columns the votes left needing it: text, and whole numbers that may be keys
     need_delta = [n for n in kinds if decided[n] == Kind.CATEGORICAL or _may_be_identifier(n, decided[n], votes[n])]
@@ -482,22 +485,27 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
             left = detection.left
             if detection.distinct >= SPREAD_CLEARANCE * detection.distinct_std:  # else too noisy to tell
                 distinct = detection.distinct
-        shape = TextShape()
+        shape, read_as = TextShape(), ""
         if kind == Kind.CATEGORICAL:
-            column, finding, found = discover_categories(name, cells.values, counts, left, deltas[name] / passes,
+            listing = left * MIXED_LIST_SHARE if vote.mixed is not None else left
+            column, finding, found = discover_categories(name, cells.values, counts, listing, deltas[name] / passes,
                                                          missing_markers, vote, distinct, weights=cells.weights)
-            if finding.verdict != "located":
+            if vote.mixed is not None and finding.verdict != "located":  # too many values to list
+                read_as = (f"too many values to list as categories (those found hold under {ROUGH_COVERAGE:.0%} of "
+                           f"its cells), so read as {vote.mixed.value} values, its text cells written as missing; ")
+                kind, vote, left = vote.mixed, vote.as_mixed_kind(), left - listing
+            elif finding.verdict != "located":
                 first_pass[name] = found, distinct
             elif column is not None and not column.complete:
                 open_lists[name] = found
-        else:
+        if kind != Kind.CATEGORICAL:
             if kind in SHAPE_CELLS:
                 shape = vote_shape(name, cells.values, kind, counts, left * SHAPE_SHARE, missing_markers,
                                    cells.weights)
                 left -= left * SHAPE_SHARE
             values, _ = parse_values(cells.values, kind, missing_markers, shape)
             located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights, vote.cells_std)
-            column, finding = located.column, Finding(name, kind, located.verdict, located.detail)
+            column, finding = located.column, Finding(name, kind, located.verdict, read_as + located.detail)
             if column is not None and _writes_one_value(column, shape) and (
                     located.short is not None or (vote.cells is not None and _whole(column))):
                 held = f", about {located.short:.0%} of its cells (noisy)" if located.short is not None else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from synth.privacy.curator import CountRelease
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
 LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
 FLOAT_MARGIN = 4.0  # numbers are float, and have d decimals, only when that count clears this many deviations
+KIND_SHARE = 0.95  # numbers or dates must hold this share of a column's present cells (noisy), else it reads as text
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,10 @@ class Vote:
     """A column's kind, the noisy count of its cells of that kind (None: not voted), whether its
     missing cells stood clear of the noise (a column not voted keeps its missing code), the
     noisy count of all its cells that are not missing, with that count's noise deviation, and
-    the noise deviation of ``cells``."""
+    the noise deviation of ``cells``. A column voted text because its numbers or dates hold too
+    small a share of its cells (``KIND_SHARE``) is ``mixed``: it has the kind they read as, and
+    ``mixed_cells`` (with ``mixed_std``) counts them, for reading it as that kind after all when
+    its values prove too many to list (``synth.domains.discovery``)."""
 
     kind: Kind
     cells: float | None = None
@@ -46,6 +50,16 @@ class Vote:
     present: float | None = None
     present_std: float = 0.0
     cells_std: float = 0.0
+    mixed: Kind | None = None
+    mixed_cells: float = 0.0
+    mixed_std: float = 0.0
+
+    def as_mixed_kind(self) -> Vote:
+        """The vote for reading a mixed column as the kind its numbers or dates read as: those cells
+        are its cells, and the rest are written as missing (so it keeps a missing code)."""
+        assert self.mixed is not None
+        return replace(self, kind=self.mixed, cells=self.mixed_cells, cells_std=self.mixed_std, missing=True,
+                       mixed=None)
 
 
 def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
@@ -73,7 +87,13 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     * numbers are float only when the non-integral count alone clears ``FLOAT_MARGIN`` deviations
       (they are then certainly there, however few: 1 % of a large column is enough); otherwise
       integer, so a whole-number column becomes float by noise alone with probability about 3e-5
-      (stray decimals are rounded, and counted on the console).
+      (stray decimals are rounded, and counted on the console);
+    * numbers or dates that win must also hold ``KIND_SHARE`` of the present cells, as a drafted
+      profile asks all of them to (``synth.columns.cells.infer_kinds``): when the other present
+      cells surely (``VOTE_MARGIN`` deviations of their noisy count) exceed the rest, the column is
+      text, ``mixed`` (``Vote``). A survey answer such as "0", "1-2", "5+" or "did not drive" then
+      keeps every answer as a category instead of losing its words to the missing code; discovery
+      reads it as numbers (or dates) after all when its values are too many to list.
     """
     classes = classify_cells(series, missing_markers)
     exact = weighted_bincount(classes + 1, weights, len(CELL_CLASSES) + 1)  # cell 0: missing
@@ -81,9 +101,9 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     missing = bool(released.values[0] >= VOTE_MARGIN * released.std)
     noisy = released.values[1:].astype(float)
     std = released.std
-    present = {"present": float(noisy.sum()), "present_std": std * math.sqrt(len(noisy))}
-    if missing and present["present"] < VOTE_MARGIN * present["present_std"]:  # all missing, up to noise
-        return Vote(Kind.TEXT, present["present"], missing, **present, cells_std=present["present_std"])
+    found, found_std = float(noisy.sum()), std * math.sqrt(len(noisy))  # the present cells
+    if missing and found < VOTE_MARGIN * found_std:  # all missing, up to noise
+        return Vote(Kind.TEXT, found, missing, found, found_std, cells_std=found_std)
     index = {kind: CELL_CLASSES.index(kind) for kind in CELL_CLASSES}
     votes = {Kind.BOOLEAN: [index[Kind.BOOLEAN]], Kind.INTEGER: [index[Kind.INTEGER], index[Kind.FLOAT]],
              Kind.DATETIME: [index[Kind.DATETIME]], Kind.CATEGORICAL: [index[Kind.CATEGORICAL]]}
@@ -95,11 +115,19 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
         if notes is not None:
             notes.append(f"column {name!r}: what its cells read as does not stand clear of the noise (too few "
                          "rows for this budget, or a mix of kinds); treated as text. Give its kind in a profile.")
-        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, **present, cells_std=std)
+        return Vote(Kind.CATEGORICAL, float(noisy[index[Kind.CATEGORICAL]]), missing, found, found_std, cells_std=std)
     cells_std = std * math.sqrt(len(votes[first]))
-    if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std:
-        return Vote(Kind.FLOAT, total[first], missing, **present, cells_std=cells_std)
-    return Vote(first, total[first], missing, **present, cells_std=cells_std)
+    voted = Kind.FLOAT if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std else first
+    others, others_std = found - total[first], std * math.sqrt(len(noisy) - len(votes[first]))
+    if first in (Kind.INTEGER, Kind.DATETIME) and others - VOTE_MARGIN * others_std >= (1 - KIND_SHARE) * found:
+        if notes is not None:
+            notes.append(f"column {name!r}: about {total[first] / found:.0%} of its cells read as "
+                         f"{voted.value} values, the rest as text (noisy counts); read as categories (its "
+                         f"{voted.value} values among them) unless it has too many values to list. Give its kind in "
+                         "a profile to decide otherwise.")
+        return Vote(Kind.CATEGORICAL, found, missing, found, found_std, cells_std=found_std, mixed=voted,
+                    mixed_cells=total[first], mixed_std=cells_std)
+    return Vote(voted, total[first], missing, found, found_std, cells_std=cells_std)
 
 
 def vote_shape(name: str, series: pd.Series, kind: Kind, counts: CountRelease, budget: float,
