@@ -74,7 +74,10 @@ from pgm_benchmark import DELTA, REFERENCE_PYTHON, coded_profile, model_column, 
 from pgm_common import describe_column_sets, kway_tvds, load_coded, scored_column_sets  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
-from suite_tables import BY_NAME, HALVES, TABLES, write_table  # noqa: E402
+from outside_tables import OUTSIDE  # noqa: E402
+from suite_tables import BY_NAME as SUITE_TABLES  # noqa: E402
+from suite_tables import HALVES as SUITE_HALVES  # noqa: E402
+from suite_tables import TABLES, write_table  # noqa: E402
 
 SUITE = HERE / "accuracy_suite"
 REFERENCE_RUNS = SUITE / "reference_runs.jsonl"  # committed: mbi's runs, computed once
@@ -85,13 +88,23 @@ ENGINES = ("aim", "mst")
 #: table first (mbi's AIM on the two wide tables may not finish at all)
 COST_ORDER = ("insteval", "military", "cpssw8", "mpls_stops", "nass_cds", "fertility", "diamonds", "flchain", "hdma",
               "gss_wages", "flights", "adult_coded", "doctoraus", "baseball", "schooling", "car", "caravan")
-assert sorted(COST_ORDER) == sorted(BY_NAME)
+assert sorted(COST_ORDER) == sorted(SUITE_TABLES)
+# the suite's halves, then the tables no default was chosen on (outside_tables), which run last
+BY_NAME = {**SUITE_TABLES, **{table.name: table for table in OUTSIDE}}
+HALVES = {**SUITE_HALVES, "outside": [table.name for table in OUTSIDE]}
+RUN_ORDER = COST_ORDER + tuple(HALVES["outside"])
+HALF_TITLES = {"tuning": "tuning half", "checking": "checking half", "outside": "outside tables (never tuned on)"}
 WIDE = ("car", "caravan")  # mbi's AIM takes hours on them (16 rounds a column, tens of thousands of candidates)
 
 
 def run_env() -> dict[str, str]:
     """One BLAS thread (on 2 cores a multithreaded BLAS stalls when anything else runs)."""
     return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def coded(table: str) -> tuple[Path, Path]:
+    """The coded CSV and domain JSON of a suite or outside table (written once)."""
+    return write_table(BY_NAME[table])
 
 
 def read_runs(path: Path) -> list[dict]:
@@ -123,7 +136,7 @@ def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: flo
                 options: dict | None = None) -> dict:
     """One synth run through the user's path (module docstring), scored; runs in a fresh process.
     ``variant``: a name for ``options``, engine options added to the profile's [engine_options]."""
-    csv, domain_file = write_table(table)
+    csv, domain_file = coded(table)
     codes, sizes = load_coded(csv, domain_file)
     sets = scored_column_sets(len(sizes), 3)
     record = tagged({"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
@@ -228,14 +241,14 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
     for epsilon in epsilons:
         for engine in engines:
             narrow_first = [(seed, table) for wide in (False, True) for seed in range(seeds)
-                            for table in sorted(tables, key=COST_ORDER.index) if (table in WIDE) == wide]
+                            for table in sorted(tables, key=RUN_ORDER.index) if (table in WIDE) == wide]
             for seed, table in narrow_first:
                 recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
                 done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
                 stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
                 if (table, engine, float(epsilon), seed, "") in done or (table, engine, float(epsilon)) in stalled:
                     continue
-                csv, domain_file = write_table(table)
+                csv, domain_file = coded(table)
                 command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
                            "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
                            "--sampling", "round", "--data", str(csv), "--domain", str(domain_file)]
@@ -295,7 +308,7 @@ def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str],
     mbi = grouped(read_runs(REFERENCE_RUNS))
     shapes = {}
     for table in tables:
-        csv, domain_file = write_table(table)
+        csv, domain_file = coded(table)
         shapes[table] = (sum(1 for _ in csv.open()) - 1, len(json.loads(domain_file.read_text())))
     lines = ["| half | table | rows × cols | ε | synth aim | mbi aim | synth mst | mbi mst | aim time, peak MiB: "
              "synth / mbi | mst time, peak MiB: synth / mbi |",
@@ -316,16 +329,18 @@ def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str],
                 ours, theirs = entries[("synth", engine)], entries[("mbi", engine)]
                 if ours and theirs and "tvd" in ours and "tvd" in theirs:
                     ratios[(epsilon, engine)][table] = ours["tvd"] / theirs["tvd"]
+    halves = [half for half in HALVES if half != "outside" or any(t in tables for t in HALVES[half])]
     lines += ["", "Geometric mean of synth / mbi (mean 3-way TVD of the synthetic tables; n = tables with runs of both):",
-              "", "| ε | engine | tuning half | checking half |", "| ---: | --- | --- | --- |"]
+              "", "| ε | engine | " + " | ".join(HALF_TITLES[h] for h in halves) + " |",
+              "| ---: | --- |" + " --- |" * len(halves)]
     for epsilon in epsilons:
         for engine in ENGINES:
             found = ratios.get((epsilon, engine), {})
             parts = []
-            for half in ("tuning", "checking"):
+            for half in halves:
                 values = [found[t] for t in HALVES[half] if t in found and t in tables]
                 parts.append(f"{math.exp(np.mean(np.log(values))):.3f} (n = {len(values)})" if values else "—")
-            lines.append(f"| {epsilon:g} | {engine} | {parts[0]} | {parts[1]} |")
+            lines.append(f"| {epsilon:g} | {engine} | " + " | ".join(parts) + " |")
     return lines, ratios
 
 
@@ -367,7 +382,7 @@ def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None
     """docs/accuracy_suite.png: synth / mbi per table, one panel per ε, aim and mst."""
     from matplotlib.figure import Figure
 
-    order = [t for half in ("tuning", "checking") for t in HALVES[half] if t in tables]
+    order = [t for half in HALVES for t in HALVES[half] if t in tables]
     figure = Figure(figsize=(max(6.0, 0.55 * len(order) + 2), 3.0 * len(epsilons)))
     for panel, epsilon in enumerate(epsilons, 1):
         axes = figure.add_subplot(len(epsilons), 1, panel)
@@ -377,12 +392,14 @@ def plot(ratios: dict, tables: Sequence[str], epsilons: Sequence[float]) -> None
             axes.scatter(xs, [found[t] for t in order if t in found], marker=marker, label=f"synth {engine} / mbi {engine}")
         axes.axhline(1.0, color="black", linewidth=0.8)
         axes.axhline(0.9, color="grey", linewidth=0.6, linestyle="--")
-        split = len([t for t in order if BY_NAME[t].half == "tuning"]) - 0.5
-        axes.axvline(split, color="grey", linewidth=0.6)
+        for half in ("tuning", "checking"):  # a line after each half
+            axes.axvline(len([t for t in order if BY_NAME[t].half in ("tuning", half)]) - 0.5, color="grey",
+                         linewidth=0.6)
         axes.set_xticks(range(len(order)), order, rotation=30, ha="right", fontsize=7)
         axes.set_yscale("log")
         axes.set_ylabel("synth / mbi (3-way TVD)")
-        axes.set_title(f"ε = {epsilon:g} (left of the line: tuning half; right: checking half)", fontsize=8)
+        axes.set_title(f"ε = {epsilon:g} (between the lines, from the left: tuning half, checking half, outside "
+                       "tables)", fontsize=8)
         axes.legend(fontsize=6)
     figure.tight_layout()
     FIGURE.parent.mkdir(exist_ok=True)
@@ -410,7 +427,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--tables", nargs="+", default=[t.name for t in TABLES], choices=[t.name for t in TABLES])
+    parser.add_argument("--tables", nargs="+", default=[t.name for t in TABLES], choices=list(BY_NAME),
+                        help="the suite's tables (default), or some of them and of the outside tables")
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per synth run")
     parser.add_argument("--references", action="store_true", help="compute the missing mbi runs (only)")

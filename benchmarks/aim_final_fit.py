@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("epsilon", type=float)
     parser.add_argument("--iterations", type=int, nargs="*", default=[], help="warm fits with these iterations too")
     args = parser.parse_args()
-    csv, domain_file = suite.write_table(args.table)
+    csv, domain_file = suite.coded(args.table)
     codes, sizes = suite.load_coded(csv, domain_file)
     profile = HERE / "out" / f"aim_final_fit_{args.table}_{args.epsilon:g}.toml"
     profile.write_text(suite.coded_profile(sizes, args.epsilon, "aim", {}))

