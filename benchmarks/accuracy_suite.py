@@ -70,11 +70,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from outside_tables import OUTSIDE  # noqa: E402
 from pgm_benchmark import DELTA, REFERENCE_PYTHON, coded_profile, model_column, read_coded_synthetic  # noqa: E402
 from pgm_common import describe_column_sets, kway_tvds, load_coded, scored_column_sets  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
-from outside_tables import OUTSIDE  # noqa: E402
 from suite_tables import BY_NAME as SUITE_TABLES  # noqa: E402
 from suite_tables import HALVES as SUITE_HALVES  # noqa: E402
 from suite_tables import TABLES, write_table  # noqa: E402

@@ -13,7 +13,6 @@ the data, with the helpers of ``suite_tables``; every missing answer is a code o
 from __future__ import annotations
 
 import numpy as np
-
 from suite_tables import NO_YES, SuiteTable, _rdatasets, binned, code_frame, levels
 
 
