@@ -90,8 +90,8 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
       (stray decimals are rounded, and counted on the console);
     * numbers or dates that win must also hold ``KIND_SHARE`` of the present cells, as a drafted
       profile asks all of them to (``synth.columns.cells.infer_kinds``): when the other present
-      cells surely (``VOTE_MARGIN`` deviations of their noisy count) exceed the rest, the column is
-      text, ``mixed`` (``Vote``). A survey answer such as "0", "1-2", "5+" or "did not drive" then
+      cells surely (by ``VOTE_MARGIN`` deviations of their noisy count) hold more than 1 −
+      ``KIND_SHARE`` of them, the column is text, ``mixed`` (``Vote``). A survey answer such as "0", "1-2", "5+" or "did not drive" then
       keeps every answer as a category instead of losing its words to the missing code; discovery
       reads it as numbers (or dates) after all when its values are too many to list.
     """
