@@ -414,3 +414,19 @@ def test_without_delta_a_mixed_column_reads_as_numbers():
     df = pd.DataFrame({"texting": _survey_column(5_000)})
     found = discover_columns(df, {"texting": None}, _counts(epsilon=8.0), 0.3, 0.0, SILENT)
     assert found.columns["texting"].kind == Kind.INTEGER and found.columns["texting"].missing
+
+
+def test_yes_no_and_a_third_answer_keep_every_answer():
+    # "don't know" in 12 % of the cells: a boolean reading would write it as missing.
+    rng = np.random.default_rng(5)
+    answers = pd.Series(rng.choice(["yes", "no", "don't know"], 20_000, p=[0.5, 0.38, 0.12]))
+    from synth.domains.votes import vote_kind
+
+    vote = vote_kind("answer", answers, _counts(), 0.01)
+    assert vote.kind == Kind.CATEGORICAL and vote.mixed is None  # nothing to fall back to: a short list
+    found = discover_columns(pd.DataFrame({"answer": answers}), {"answer": None}, _counts(epsilon=8.0), 0.3, 1e-7,
+                             SILENT)
+    assert set(found.columns["answer"].categories) == {"yes", "no", "don't know"}
+    # 2 % of "don't know" (under 1 − KIND_SHARE) leaves a boolean column
+    rare = pd.Series(["yes", "no"] * 4_900 + ["don't know"] * 200)
+    assert vote_kind("answer", rare, _counts(), 0.01).kind == Kind.BOOLEAN

@@ -31,7 +31,7 @@ from synth.privacy.curator import CountRelease
 VOTE_MARGIN = 3.0  # the winning kind's noisy count must clear this many noise deviations
 LEAD_MARGIN = 2.0  # ... and lead the runner-up by this many deviations of the difference
 FLOAT_MARGIN = 4.0  # numbers are float, and have d decimals, only when that count clears this many deviations
-KIND_SHARE = 0.95  # numbers or dates must hold this share of a column's present cells (noisy), else it reads as text
+KIND_SHARE = 0.95  # the kind that wins must hold this share of a column's present cells (noisy), else text
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,14 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
       (they are then certainly there, however few: 1 % of a large column is enough); otherwise
       integer, so a whole-number column becomes float by noise alone with probability about 3e-5
       (stray decimals are rounded, and counted on the console);
-    * numbers or dates that win must also hold ``KIND_SHARE`` of the present cells, as a drafted
-      profile asks all of them to (``synth.columns.cells.infer_kinds``): when the other present
-      cells surely (by ``VOTE_MARGIN`` deviations of their noisy count) hold more than 1 −
-      ``KIND_SHARE`` of them, the column is text, ``mixed`` (``Vote``). A survey answer such as "0", "1-2", "5+" or "did not drive" then
-      keeps every answer as a category instead of losing its words to the missing code; discovery
-      reads it as numbers (or dates) after all when its values are too many to list.
+    * booleans, numbers or dates that win must also hold ``KIND_SHARE`` of the present cells, as a
+      drafted profile asks all of them to (``synth.columns.cells.infer_kinds``): when the other
+      present cells surely (by ``VOTE_MARGIN`` deviations of their noisy count) hold more than
+      1 − ``KIND_SHARE`` of them, the column is text (numbers or dates: ``mixed``, ``Vote``). A
+      survey answer such as "0", "1-2", "5+" or "did not drive" then keeps every answer as a
+      category instead of losing its words to the missing code, and so does "yes", "no", "don't
+      know"; discovery reads a mixed column as numbers (or dates) after all when its values are too
+      many to list.
     """
     classes = classify_cells(series, missing_markers)
     exact = weighted_bincount(classes + 1, weights, len(CELL_CLASSES) + 1)  # cell 0: missing
@@ -119,13 +121,14 @@ def vote_kind(name: str, series: pd.Series, counts: CountRelease, budget: float,
     cells_std = std * math.sqrt(len(votes[first]))
     voted = Kind.FLOAT if first == Kind.INTEGER and noisy[index[Kind.FLOAT]] >= FLOAT_MARGIN * std else first
     others, others_std = found - total[first], std * math.sqrt(len(noisy) - len(votes[first]))
-    if first in (Kind.INTEGER, Kind.DATETIME) and others - VOTE_MARGIN * others_std >= (1 - KIND_SHARE) * found:
+    if first != Kind.CATEGORICAL and others - VOTE_MARGIN * others_std >= (1 - KIND_SHARE) * found:
+        mixed = None if first == Kind.BOOLEAN else voted  # yes/no and a few other words: a short list anyway
         if notes is not None:
-            notes.append(f"column {name!r}: about {total[first] / found:.0%} of its cells read as "
-                         f"{voted.value} values, the rest as text (noisy counts); read as categories (its "
-                         f"{voted.value} values among them) unless it has too many values to list. Give its kind in "
-                         "a profile to decide otherwise.")
-        return Vote(Kind.CATEGORICAL, found, missing, found, found_std, cells_std=found_std, mixed=voted,
+            notes.append(f"column {name!r}: about {total[first] / found:.0%} of its cells read as {voted.value} "
+                         f"values, the rest as text (noisy counts); read as categories (its {voted.value} values "
+                         "among them)" + (" unless it has too many values to list" if mixed else "")
+                         + ". Give its kind in a profile to decide otherwise.")
+        return Vote(Kind.CATEGORICAL, found, missing, found, found_std, cells_std=found_std, mixed=mixed,
                     mixed_cells=total[first], mixed_std=cells_std)
     return Vote(voted, total[first], missing, found, found_std, cells_std=cells_std)
 
