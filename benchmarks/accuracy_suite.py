@@ -14,7 +14,8 @@ every run recorded against mbi's cached runs. mbi's side is computed separately,
 
 (it needs the reference venv /work/venvs/mbi, see benchmarks/reference_requirements.txt; mbi's
 AIM takes minutes to hours a run, so run it in the background, niced, one process at a time).
-Other options: ``--tables`` (a subset), ``--engines``, ``--timeout`` (seconds per synth run,
+Other options: ``--tables`` (a subset, or the tables outside the suite that no default was chosen
+on: ``outside_tables.py``, reported in a column of their own), ``--engines``, ``--timeout`` (seconds per synth run,
 recorded as "timeout" when exceeded), ``--reference-timeout``, ``--report-only``, ``--no-summary``, and
 ``--variant NAME=OPTIONS``: synth runs with engine options added to every profile (a JSON object, e.g.
 ``compress='{"compress": true}'``), recorded under NAME and reported against the defaults on the seeds
