@@ -11,18 +11,17 @@ import pandas as pd
 import pytest
 
 from synth.columns.kinds import Kind
-from synth.domains.discovery import (
+from synth.domains.categories import (
     COMPLETE_MARGIN,
     COMPLETE_SHARE,
-    LEFT_OVER_RESERVE,
     Found,
     LeftOver,
-    Vote,
     complete_list,
-    discover_columns,
     free_left_over,
     left_over_std_to_buy,
 )
+from synth.domains.discovery import LEFT_OVER_RESERVE, discover_columns
+from synth.domains.votes import Vote
 from synth.privacy import Accountant, Budget, SeededNoise
 from synth.privacy.curator import CountRelease
 from synth.privacy.neighbours import Neighbouring

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from synth.columns.kinds import DomainSource, Kind
-from synth.domains.discovery import (
+from synth.domains.categories import (
     TAIL_MARGIN,
     Found,
     appearance_threshold,
     discover_categories,
-    discover_columns,
 )
+from synth.domains.discovery import discover_columns
 from synth.errors import BudgetError
 from synth.privacy import Accountant, Budget, DiscreteGaussian, DiscreteLaplace, SeededNoise
 from synth.privacy.curator import CountRelease

@@ -15,11 +15,12 @@ import pytest
 import synth
 from synth.cli import main
 from synth.columns.kinds import DomainSource, Kind
-from synth.domains.discovery import Discovery, Finding, discover_columns, needs_delta
+from synth.domains.discovery import Discovery, discover_columns, needs_delta
 from synth.domains.drafting import draft_profile
 from synth.domains.feasibility import PRECHECK_SHARE, certificate, check_feasible, column_room, plan_needs
 from synth.domains.finding import make_accountant
 from synth.domains.profile import Profile
+from synth.domains.verdict import Finding
 from synth.errors import DiscoveryError
 from synth.privacy import SeededNoise
 from synth.privacy.curator import CountRelease

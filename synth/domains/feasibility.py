@@ -67,12 +67,12 @@ from synth.domains.bounds import (
     bucket_counts,
     noise_threshold,
 )
+from synth.domains.categories import appearance_threshold
 from synth.domains.discovery import (
     DOMAIN_WEIGHTS,
     ID_DETECTION_SHARE,
     UNDECIDED_WEIGHT,
     VOTE_WEIGHT,
-    appearance_threshold,
 )
 from synth.domains.votes import LEAD_MARGIN, VOTE_MARGIN
 from synth.errors import DiscoveryError
