@@ -11,13 +11,14 @@ matches the Description and the fitting iterations, and otherwise fits again and
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,21 @@ def model_path(description_path: str | os.PathLike[str]) -> Path:
     return Path(description_path).with_suffix(".model.npz")
 
 
+class _StandardError(io.TextIOBase):
+    """The default ``report_to``: what is written goes to ``sys.stderr`` as it is at the moment of the
+    write, not as it was when this module was imported (a caller or a test runner may have replaced,
+    or closed, that one since)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+STDERR = cast(TextIO, _StandardError())
+
+
 def _note(report_to: TextIO | None, text: str) -> None:
     if report_to is not None:
         print(f"note: {text}", file=report_to)
@@ -120,7 +136,7 @@ def saved_model(description: Description, description_path: str | os.PathLike[st
 
 def kept_model(description: Description, description_path: str | os.PathLike[str],
                iterations: int = FIT_ITERATIONS, *, progress: Progress = SILENT,
-               report_to: TextIO | None = sys.stderr) -> FittedModel:
+               report_to: TextIO | None = STDERR) -> FittedModel:
     """The fitted model of ``description`` (read from ``description_path``): the one saved beside it
     when it was fitted to this very Description with these ``iterations``; otherwise fitted now
     and saved there (replacing a stale or damaged one, with a note to ``report_to``). A model that
@@ -192,7 +208,7 @@ def load_data(data: DataLike, profile: Profile) -> pd.DataFrame:
 def describe(data: DataLike, profile: ProfileLike = None, *, epsilon: float | None = None,
              delta: float | None = None, engine: str | None = None, rows: int | None = None,
              seed: int | None = None, kinds: KindsLike = None, accept_rough_domains: bool | None = None,
-             progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> Description:
+             progress: Progress = SILENT, report_to: TextIO | None = STDERR) -> Description:
     """Measure a private table under DP and return the release (a Description).
 
     Without profile columns, each column's kind is decided under DP from what its cells read as
@@ -228,7 +244,7 @@ def run(data: DataLike, out_dir: str | os.PathLike[str], profile: ProfileLike = 
         rows: int | None = None, seed: int | None = None, kinds: KindsLike = None,
         accept_rough_domains: bool | None = None, force: bool = False, sampling: str = DEFAULT_SAMPLING,
         holdout: float | str | None = None, progress: Progress = SILENT,
-        report_to: TextIO | None = sys.stderr) -> RunResult:
+        report_to: TextIO | None = STDERR) -> RunResult:
     """Describe, generate and write synthetic.csv (and .parquet with pyarrow), description.json,
     its fitted model description.model.npz (which a later ``synth generate`` reuses) and
     manifest.json to ``out_dir``: all of them, or (on any error) none. ``kinds`` as in
@@ -323,7 +339,7 @@ def relational_profile(profile: ProfileLike = None, *, epsilon: float | None = N
 def run_database(data: str | os.PathLike[str], out_dir: str | os.PathLike[str], profile: ProfileLike = None, *,
                  epsilon: float | None = None, delta: float | None = None, engine: str | None = None,
                  seed: int | None = None, force: bool = False, sampling: str = DEFAULT_SAMPLING,
-                 progress: Progress = SILENT, report_to: TextIO | None = sys.stderr) -> DatabaseRunResult:
+                 progress: Progress = SILENT, report_to: TextIO | None = STDERR) -> DatabaseRunResult:
     """Release a database (a SQLite or DuckDB file, or a folder of CSV/Parquet files, one per table) under
     DP per person, a root row with every row that references it, and write the synthetic database
     of the same kind, its Descriptions, ``relational.json`` and ``manifest.json`` to ``out_dir``
@@ -375,7 +391,7 @@ def draft_database_profile(data: str | os.PathLike[str], out: str | os.PathLike[
 def draft_profile(data: DataLike, missing_markers: tuple[str, ...] = ("",), *, epsilon: float | None = None,
                   delta: float | None = None, share: float = PROFILE_SHARE, seed: int | None = None,
                   kinds: KindsLike = None, progress: Progress = SILENT,
-                  report_to: TextIO | None = sys.stderr) -> Profile:
+                  report_to: TextIO | None = STDERR) -> Profile:
     """A release profile for a person to review, for the table ``data`` (a DataFrame or a file).
 
     With ``epsilon``: drafted **under DP** (``synth.domains.drafting.draft_profile_under_dp``): kinds,
