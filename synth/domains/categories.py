@@ -111,15 +111,21 @@ class LeftOver:
         return LeftOver((self.count * weights[0] + other.count * weights[1]) / sum(weights), 1 / math.sqrt(sum(weights)))
 
 
+def _left_of(total: float, total_std: float, found: Found) -> LeftOver:
+    """What the values found leave of a noisy ``total`` of cells, with the deviation of that difference
+    (the total's and each found value's noise, independent)."""
+    values = found.counts
+    return LeftOver(total - float(values.sum()), math.hypot(total_std, found.std * math.sqrt(len(values))))
+
+
 def free_left_over(vote: Vote | None, found: Found, listed: int) -> LeftOver | None:
     """What the values found leave of the vote's noisy count of present cells (its five classes),
     with the deviation of that difference; None without a vote, or when some found value is not
     listed (``listed`` < values found: the list was capped, or a value is spelled like the other
     label), since the list then cannot be complete. Costs nothing: both are released already."""
-    values = found.counts
-    if vote is None or vote.present is None or listed != len(values):
+    if vote is None or vote.present is None or listed != len(found.counts):
         return None
-    return LeftOver(vote.present - float(values.sum()), math.hypot(vote.present_std, found.std * math.sqrt(len(values))))
+    return _left_of(vote.present, vote.present_std, found)
 
 
 def text_left_over(vote: Vote | None, found: Found, listed: int) -> LeftOver | None:
@@ -127,10 +133,9 @@ def text_left_over(vote: Vote | None, found: Found, listed: int) -> LeftOver | N
     cell of the vote, so a smaller deviation than ``free_left_over``'s). In expectation it is at
     most the left-over (cells reading as numbers or dates that no value found holds are not in
     it): a one-sided check only, that a list surely misses too much to be complete."""
-    values = found.counts
-    if vote is None or vote.cells is None or not vote.cells_std > 0 or listed != len(values):
+    if vote is None or vote.cells is None or not vote.cells_std > 0 or listed != len(found.counts):
         return None
-    return LeftOver(vote.cells - float(values.sum()), math.hypot(vote.cells_std, found.std * math.sqrt(len(values))))
+    return _left_of(vote.cells, vote.cells_std, found)
 
 
 def complete_list(left: LeftOver, present: float) -> bool:
