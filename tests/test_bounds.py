@@ -61,6 +61,18 @@ def test_bins_follow_the_mass():
     assert column.bins >= 16 and widths[0] < widths[-1] / 10  # narrow where the mass is
 
 
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_a_column_spanning_many_octaves_is_cut_by_octave_where_its_fine_buckets_are_too_wide(seed):
+    rng = np.random.default_rng(seed)
+    votes = np.round(rng.lognormal(3.5, 1.8, size=20_000)) + 4  # median about 37, a tail to 100,000s
+    column = _locate(votes, budget=0.002, seed=seed)[0].column
+    edges = np.asarray(column.edges)
+    shares = np.histogram(np.clip(votes, edges[0], edges[-1] - 1), edges)[0] / votes.size
+    # equal-width fine buckets over 4 .. 2,500-8,000 are 16-32 wide: the first held 34-49 % of the values
+    assert shares.max() < 0.25
+    assert {8, 16} <= set(edges.tolist())  # octaves the coarse histogram saw mass in
+
+
 def test_a_float_column_concentrated_in_a_narrow_range_is_binned_there():
     rng = np.random.default_rng(5)
     column = _locate(rng.uniform(58, 65, size=5000), Kind.FLOAT)[0].column

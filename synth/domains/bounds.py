@@ -72,6 +72,7 @@ EDGE_SHARE = 0.05  # the outermost share of a range's fine buckets, tested for a
 ABRUPT_SHARE = 0.5  # an abrupt end holds at least this share of the range's mean mass per bucket ...
 ABRUPT_MARGIN = 3.0  # ... and clears this many deviations of the noise
 GUARD = 1.0  # room kept beyond a range's last mass seen, where it thins out, as a share of its bulk's width
+OCTAVE_SPAN = 3.0  # a heavy fine bucket wider than this many times its smaller end is split by octave (_octave_cuts)
 GUARD_BUCKETS = 8  # ... when the mass seen spans at least this many fine buckets (fewer: the grid is too coarse to tell)
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
@@ -520,4 +521,37 @@ def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: Nois
     if kind != Kind.FLOAT:
         cuts = [float(math.floor(c)) for c in cuts]
     mass = float(np.maximum(window, 0).sum())
-    return cuts + _zero_cuts(kind, coarse, lower, upper, max(mass / DISCOVERED_BINS, 3 * coarse.std))
+    return (cuts + _zero_cuts(kind, coarse, lower, upper, max(mass / DISCOVERED_BINS, 3 * coarse.std))
+            + _octave_cuts(kind, window, window_edges, coarse))
+
+
+def _octave_cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts) -> list[float]:
+    """The coarse grid's octave edges (numbers only) inside a fine bucket that is heavier than
+    one bin's share of the mass and spans more than two octaves (its end over four times its
+    start), beside a coarse bucket that shows mass (``noise_threshold`` at ``FALSE_ALARM``).
+
+    Where a column spans many octaves its equal-width fine buckets are too wide for its low values
+    (movie votes of 4 to 30,000: the first bucket, 4-131, held 76 % of them, drawn evenly across
+    it), and the coarse histogram, already released, splits them by octave. An edge that would cut
+    a sliver off the bucket's end (under a quarter of the octave below it: 128 in 4-131), where a
+    quantile cut already is, is left out. A bucket of one or two octaves is not split: on
+    txhousing (sales 16-47, volume 2.1-6.3 million) the one bin each split added cost its 2-way
+    marginals more noise than it resolved (benchmarks/RESULTS.md, 2026-11-29). Post-processing
+    of the two histograms."""
+    mass = np.maximum(window.astype(float), 0.0)
+    total = float(mass.sum())
+    if kind == Kind.DATETIME or total <= 0:
+        return []
+    grid = coarse_grid(kind)
+    shows = coarse.values.astype(float) > noise_threshold(FALSE_ALARM, 1, coarse.std, laplace_scale_of(coarse))
+    cuts: list[float] = []
+    for j in np.nonzero(mass > total / DISCOVERED_BINS)[0]:
+        start, end = float(window_edges[j]), float(window_edges[j + 1])
+        if end - start < OCTAVE_SPAN * min(abs(start), abs(end)):
+            continue  # within two octaves: the bins a split adds cost more noise than they resolve
+        for i in np.nonzero((grid > start) & (grid < end))[0]:
+            edge = float(grid[i])  # between coarse buckets i - 1 and i
+            sliver = min(edge - start, end - edge) < (edge - float(grid[i - 1])) / 4  # beside a quantile cut
+            if (shows[i - 1] or shows[i]) and not sliver:
+                cuts.append(edge)
+    return cuts
