@@ -26,9 +26,10 @@ those:
    inward only inside the outermost coarse bucket that showed mass.
 
 Bins follow the mass: cut points at noisy quantiles of the fine buckets that saw mass
-(``quantile_cuts``), an integer column with at most ``EXACT_INTEGERS`` values keeps one bin per
-value (ratings, 0/1 flags, months), and a heavy zero gets a bin of its own (a count column that is
-mostly zeros keeps its zeros). Bounds are only ever placed where a noisy count showed mass or
+(``quantile_cuts``), and at the octaves inside a heavy fine bucket that spans many of them
+(``_octave_cuts``: votes 4-131 of a column reaching 30,000); an integer column with at most
+``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1 flags, months), and a heavy zero
+gets a bin of its own (a count column that is mostly zeros keeps its zeros). Bounds are only ever placed where a noisy count showed mass or
 beside it: when the coarse stage finds nothing, the column is *lost* (no bounds are invented);
 when only the coarse stage does, its bounds are *rough*.
 """
