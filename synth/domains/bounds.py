@@ -528,14 +528,14 @@ def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: Nois
 
 def _octave_cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts) -> list[float]:
     """The coarse grid's octave edges (numbers only) inside a fine bucket that is heavier than
-    one bin's share of the mass and spans more than two octaves (its end over four times its
-    start), beside a coarse bucket that shows mass (``noise_threshold`` at ``FALSE_ALARM``).
+    one bin's share of the mass and spans two octaves or more (its end at least four times
+    its start), beside a coarse bucket that shows mass (``noise_threshold`` at ``FALSE_ALARM``).
 
     Where a column spans many octaves its equal-width fine buckets are too wide for its low values
     (movie votes of 4 to 30,000: the first bucket, 4-131, held 76 % of them, drawn evenly across
     it), and the coarse histogram, already released, splits them by octave. An edge that would cut
     a sliver off the bucket's end (under a quarter of the octave below it: 128 in 4-131), where a
-    quantile cut already is, is left out. A bucket of one or two octaves is not split: on
+    quantile cut already is, is left out. A bucket of under two octaves is not split: on
     txhousing (sales 16-47, volume 2.1-6.3 million) the one bin each split added cost its 2-way
     marginals more noise than it resolved (benchmarks/RESULTS.md, 2026-11-29). Post-processing
     of the two histograms."""
@@ -549,7 +549,7 @@ def _octave_cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coars
     for j in np.nonzero(mass > total / DISCOVERED_BINS)[0]:
         start, end = float(window_edges[j]), float(window_edges[j + 1])
         if end - start < OCTAVE_SPAN * min(abs(start), abs(end)):
-            continue  # within two octaves: the bins a split adds cost more noise than they resolve
+            continue  # under two octaves: the bins a split adds cost more noise than they resolve
         for i in np.nonzero((grid > start) & (grid < end))[0]:
             edge = float(grid[i])  # between coarse buckets i - 1 and i
             sliver = min(edge - start, end - edge) < (edge - float(grid[i - 1])) / 4  # beside a quantile cut
