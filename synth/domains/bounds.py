@@ -29,9 +29,9 @@ Bins follow the mass: cut points at noisy quantiles of the fine buckets that saw
 (``quantile_cuts``), and at the octaves inside a heavy fine bucket that spans many of them
 (``_octave_cuts``: votes 4-131 of a column reaching 30,000); an integer column with at most
 ``EXACT_INTEGERS`` values keeps one bin per value (ratings, 0/1 flags, months), and a heavy zero
-gets a bin of its own (a count column that is mostly zeros keeps its zeros). Bounds are only ever placed where a noisy count showed mass or
-beside it: when the coarse stage finds nothing, the column is *lost* (no bounds are invented);
-when only the coarse stage does, its bounds are *rough*.
+gets a bin of its own (a count column that is mostly zeros keeps its zeros). Bounds are only ever
+placed where a noisy count showed mass or beside it: when the coarse stage finds nothing, the
+column is *lost* (no bounds are invented); when only the coarse stage does, its bounds are *rough*.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ EDGE_SHARE = 0.05  # the outermost share of a range's fine buckets, tested for a
 ABRUPT_SHARE = 0.5  # an abrupt end holds at least this share of the range's mean mass per bucket ...
 ABRUPT_MARGIN = 3.0  # ... and clears this many deviations of the noise
 GUARD = 1.0  # room kept beyond a range's last mass seen, where it thins out, as a share of its bulk's width
-OCTAVE_SPAN = 3.0  # a heavy fine bucket wider than this many times its smaller end is split by octave (_octave_cuts)
 GUARD_BUCKETS = 8  # ... when the mass seen spans at least this many fine buckets (fewer: the grid is too coarse to tell)
+OCTAVE_SPAN = 3.0  # a heavy fine bucket wider than this many times its smaller end is split by octave (_octave_cuts)
 
 _POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
 NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
