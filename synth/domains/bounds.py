@@ -265,6 +265,13 @@ def fine_edges(lower: float, upper: float, kind: Kind) -> np.ndarray:
     return np.arange(start, stop + width, width, dtype=float)
 
 
+def heavy_buckets(noisy: np.ndarray, bins: int) -> np.ndarray:
+    """The buckets of a noisy histogram (clipped at zero) that each hold more than one of ``bins``
+    equal parts of its mass; none when it holds no mass."""
+    mass = np.maximum(noisy.astype(float), 0.0)
+    return np.nonzero(mass > mass.sum() / bins)[0]
+
+
 def quantile_cuts(noisy: np.ndarray, edges: np.ndarray, bins: int) -> list[float]:
     """Inner bin edges, taken from ``edges``, that split the (clipped) noisy mass into about
     ``bins`` equal parts; a bucket heavier than one part becomes a bin of its own."""
@@ -274,7 +281,7 @@ def quantile_cuts(noisy: np.ndarray, edges: np.ndarray, bins: int) -> list[float
         return []
     cumulative = np.cumsum(mass) / total
     cuts = {float(edges[int(np.searchsorted(cumulative, k / bins)) + 1]) for k in range(1, bins)}
-    heavy = np.nonzero(mass > total / bins)[0]  # each its own bin
+    heavy = heavy_buckets(noisy, bins)  # each its own bin
     cuts |= {float(edges[j]) for j in heavy} | {float(edges[j + 1]) for j in heavy}
     return sorted(c for c in cuts if edges[0] < c < edges[-1])
 
@@ -539,14 +546,12 @@ def _octave_cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coars
     txhousing (sales 16-47, volume 2.1-6.3 million) the one bin each split added cost its 2-way
     marginals more noise than it resolved (benchmarks/RESULTS.md, 2026-11-29). Post-processing
     of the two histograms."""
-    mass = np.maximum(window.astype(float), 0.0)
-    total = float(mass.sum())
-    if kind == Kind.DATETIME or total <= 0:
+    if kind == Kind.DATETIME:
         return []
     grid = coarse_grid(kind)
     shows = coarse.values.astype(float) > noise_threshold(FALSE_ALARM, 1, coarse.std, laplace_scale_of(coarse))
     cuts: list[float] = []
-    for j in np.nonzero(mass > total / DISCOVERED_BINS)[0]:
+    for j in heavy_buckets(window, DISCOVERED_BINS):  # the buckets quantile_cuts makes bins of their own
         start, end = float(window_edges[j]), float(window_edges[j + 1])
         if end - start < OCTAVE_SPAN * min(abs(start), abs(end)):
             continue  # under two octaves: the bins a split adds cost more noise than they resolve
