@@ -485,6 +485,16 @@ def _evaluate_database(args: argparse.Namespace, progress: Progress) -> None:
     _print_evaluation(evaluation, args.report, args.json)
 
 
+def _release_description(synthetic: Path) -> Path | None:
+    """The Description `synth run` wrote beside a synthetic table it wrote (synthetic.csv or
+    synthetic.parquet in a release folder with description.json and manifest.json), else None."""
+    folder = synthetic.parent
+    if synthetic.stem != "synthetic" or not (folder / "manifest.json").is_file():
+        return None
+    beside = folder / "description.json"
+    return beside if beside.is_file() else None
+
+
 def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
     from synth import api
 
@@ -494,10 +504,14 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
             raise AttackError("--attacks and --holdout are for one table, not a database (not supported yet).")
         _evaluate_database(args, progress)
         return
+    description = args.description if args.description is not None else _release_description(args.synthetic)
+    if description is not None and args.description is None:
+        print(f"note: scoring on the release's own Description beside the synthetic table too ({description}); "
+              "pass --description to choose another")
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
                                                                          (args.synthetic, "synthetic"))]
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
-        evaluation = api.evaluate(sources[0], sources[1], args.description, missing_markers=_markers(args),
+        evaluation = api.evaluate(sources[0], sources[1], description, missing_markers=_markers(args),
                                   target=args.target, seed=args.seed, report=args.report, json_path=args.json,
                                   force=args.force, attacks=args.attacks, holdout=args.holdout, progress=progress)
     finally:

@@ -204,6 +204,15 @@ def test_a_column_of_rare_values_is_lost_and_said_so_or_left_out_when_accepted(c
     assert list(synthetic.columns) == ["constant", "x"]
     assert (synthetic["constant"] == "same").mean() > 0.9
     assert set(synthetic["x"].replace("", np.nan).dropna().astype(int)) <= set(range(10))
+    # the release is evaluated as written: its Description beside synthetic.csv says 'rare' was left out
+    code, out, err = run_cli(capsys, "evaluate", str(data), str(tmp_path / "o" / "synthetic.csv"), "-q")
+    assert code == 0, err
+    assert "scoring on the release's own Description" in out and "description.json" in out
+    assert "rare" in out  # listed as not scored, not an error
+    copied = tmp_path / "copy.csv"  # a synthetic table outside its release folder: no Description to find
+    copied.write_text((tmp_path / "o" / "synthetic.csv").read_text())
+    code, _, err = run_cli(capsys, "evaluate", str(data), str(copied), "-q")
+    assert_clean_error(code, err, "do not have the same columns", "--description")
 
 
 def test_a_text_column_of_46_values_190_rows_each_is_found_at_epsilon_1(capsys, tmp_path):
