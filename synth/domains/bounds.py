@@ -310,7 +310,7 @@ def _zero_cuts(kind: Kind, coarse: NoisyCounts, lower: float, upper: float, thre
 
 
 def _tail_reach(outside: np.ndarray, std: float, near: int, laplace_scale: float | None = None,
-                near_alarm: float = TAIL_ALARM) -> int:
+                near_alarm: float = TAIL_ALARM, continues_at: float | None = None) -> int:
     """How many of the buckets just outside a detected range (``outside``, ordered from the range's
     edge outward) a tail of real mass reaches: the largest k among 1, 2, 4, ... and all of them
     whose noisy sum over the first k clears the noise of that sum (0 when none does).
@@ -318,7 +318,14 @@ def _tail_reach(outside: np.ndarray, std: float, near: int, laplace_scale: float
     A tail beside the bulk is expected, and clipping it loses real values, so within ``near``
     buckets (the bulk's own width: the range then at most triples) the test is loose
     (``near_alarm``, ``TAIL_ALARM`` unless given); farther out it is strict (``FAR_ALARM``), so noise
-    alone seldom stretches a 16-year range over a whole octave of years."""
+    alone seldom stretches a 16-year range over a whole octave of years.
+
+    Where the range ends abruptly at ``continues_at`` noisy values per bucket, the reach is also at
+    least where the bulk most likely ends within ``near``: each bucket beyond the end holds either
+    that density or nothing, so an end after k buckets is likelier than an end at the edge by the
+    sum over those k of (noisy mass − half the density), and the k that maximises it is taken. Where
+    each bucket's noise is as large as its mass (a year of hourly dates at the zero-config budget),
+    the last days of the year seldom clear the noise test, yet they continue the bulk."""
     if not outside.size:
         return 0
     spans = sorted({2**i for i in range(int(math.log2(outside.size)) + 1)} | {outside.size})
@@ -330,19 +337,35 @@ def _tail_reach(outside: np.ndarray, std: float, near: int, laplace_scale: float
         for k in group:
             if sums[k - 1] > noise_threshold(alarm / len(group), k, std, laplace_scale):
                 reach = k
+    if continues_at is not None and continues_at > 0:
+        likelier = sums[:near] - 0.5 * continues_at * np.arange(1, min(near, sums.size) + 1)
+        if likelier.max() > 0:
+            reach = max(reach, int(np.argmax(likelier)) + 1)
     return reach
+
+
+def _typical(bulk: np.ndarray) -> float:
+    """A detected range's mean noisy mass per bucket without its heaviest bucket (a spike of zeros
+    does not set it)."""
+    return (float(bulk.sum()) - float(bulk.max())) / (bulk.size - 1) if bulk.size > 1 else float(bulk.sum())
 
 
 def _is_abrupt(edge: np.ndarray, bulk: np.ndarray, std: float) -> bool:
     """Whether the outermost buckets of a detected range (``edge``) end the bulk abruptly: they
-    hold, noisily, at least ``ABRUPT_SHARE`` of the bulk's mean mass per bucket without its heaviest
-    (a spike of zeros does not set it) and clear ``ABRUPT_MARGIN`` deviations (a year column, a rating, ages from 50),
+    hold, noisily, at least ``ABRUPT_SHARE`` of the bulk's ``_typical`` mass per bucket and clear
+    ``ABRUPT_MARGIN`` deviations (a year column, a rating, ages from 50),
     rather than a tail thinning out below what the noise lets the histogram see (lab values,
     prices, waiting times)."""
     mass = float(edge.sum())
-    typical = (float(bulk.sum()) - float(bulk.max())) / (bulk.size - 1) if bulk.size > 1 else float(bulk.sum())
-    return (mass >= ABRUPT_SHARE * typical * edge.size
+    return (mass >= ABRUPT_SHARE * _typical(bulk) * edge.size
             and mass >= ABRUPT_MARGIN * std * math.sqrt(edge.size))
+
+
+def _edge_density(edge: np.ndarray, bulk: np.ndarray) -> float:
+    """The noisy values per bucket at an abrupt end of a range (``edge``, its outermost buckets):
+    their mean, or the bulk's ``_typical`` one when that is lower: the range was cut where the
+    noise ran high, so its edge's mean runs high too."""
+    return min(float(edge.sum()) / edge.size, _typical(bulk))
 
 
 def _keep_what_is_missed(noisy: np.ndarray, std: float, located: tuple[int, int], cells: float,
@@ -447,12 +470,13 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         edge = max(1, round(EDGE_SHARE * strict.size))
         guarded = strict.size >= GUARD_BUCKETS
         strict_width = float(edges[last + 1] - edges[first])
-        if guarded and not _is_abrupt(strict[:edge], strict, fine.std):
-            room.append("lower")
-        if guarded and not _is_abrupt(strict[-edge:], strict, fine.std):
-            room.append("upper")
-        first -= _tail_reach(fine.values[:first][::-1], fine.std, strict.size, fine_laplace)
-        last += _tail_reach(fine.values[last + 1:], fine.std, strict.size, fine_laplace)
+        ends = {"lower": strict[:edge], "upper": strict[-edge:]}
+        abrupt = {side: _is_abrupt(part, strict, fine.std) for side, part in ends.items()}
+        room += [side for side in ends if guarded and not abrupt[side]]
+        density = {side: _edge_density(part, strict) if abrupt[side] else None for side, part in ends.items()}
+        first -= _tail_reach(fine.values[:first][::-1], fine.std, strict.size, fine_laplace,
+                             continues_at=density["lower"])
+        last += _tail_reach(fine.values[last + 1:], fine.std, strict.size, fine_laplace, continues_at=density["upper"])
         located = first, last
         if cells is not None:
             located = _keep_what_is_missed(fine.values.astype(float), fine.std, located, cells, cells_std)
