@@ -17,8 +17,9 @@ those:
    numbers for integers, whole days for dates) locates the bulk again, finer than an octave or a
    year (a 16-year span gets its 16 years, not 1024-2047). Beside the bulk, a tail is kept as far
    as its summed noisy mass reaches (``_tail_reach``: loosely within the bulk's own width,
-   strictly beyond), or by the bulk's width when the range holds clearly fewer values than the
-   vote counted (``_keep_what_is_missed``). Where the bulk does not end abruptly
+   strictly beyond; past an abrupt end, as far as the bulk most likely continues), or by the
+   bulk's width when the range holds clearly fewer values than the vote counted
+   (``_keep_what_is_missed``). Where the bulk does not end abruptly
    (``_is_abrupt``: a thinning tail, not a year column or a rating), room of ``GUARD`` times the
    bulk's width is kept beyond the last mass seen, as an end bin of its own: at a budget where
    each bucket's noise is a hundred rows, a tail holding 1 % of the values is invisible, and
