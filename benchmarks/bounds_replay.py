@@ -16,7 +16,8 @@ the repository root (the tables of benchmarks/real_tables.py, with the realdata 
    split changes, not when a bounds rule does).
 2. **replay**: each captured call runs again with fresh seeded noise (seeds 0..N-1) at its budget
    times 0.09, 1 and 9 (zCDP: ε about 0.3, 1 and 3), on the synth tree this script imports (run it
-   from two checkouts, or with ``PYTHONPATH``, to compare a rule with main's).
+   from two checkouts, or with ``PYTHONPATH``, to compare a rule with main's; ``--set NAME=VALUE``
+   replays with one of bounds.py's constants changed, e.g. ``--set COVER_MARGIN=2.5``).
 
 Per column and budget it counts the runs *located*, *rough* and *lost*, and checks each range
 against the column's real values (an evaluation: it reads them, it is not a DP output): **clipped**,
@@ -168,6 +169,18 @@ def report(totals: dict[float, dict[str, Counter]], per_table: bool) -> list[str
     return lines
 
 
+def set_constants(settings: list[str]) -> None:
+    """Change constants of synth/domains/bounds.py (``NAME=VALUE``) for the replay, in this process only."""
+    import synth.domains.bounds as bounds
+
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if not name.isupper() or not isinstance(getattr(bounds, name, None), int | float) or not value:
+            raise SystemExit(f"--set {setting}: name one of bounds.py's numeric constants and its value, e.g. "
+                             "COVER_MARGIN=2.5")
+        setattr(bounds, name, type(getattr(bounds, name))(value))
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         raise SystemExit(capture_child(sys.argv[2], sys.argv[3]))
@@ -181,11 +194,14 @@ def main() -> None:
     parser.add_argument("--scales", type=float, nargs="+", default=list(SCALES))
     parser.add_argument("--recapture", action="store_true", help="capture the calls again")
     parser.add_argument("--tables", action="store_true", help="report each table too")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="replay with a constant of synth/domains/bounds.py changed (repeatable)")
     parser.add_argument("--results", action="store_true", help="append the report to benchmarks/RESULTS.md")
     parser.add_argument("--note", default="", help="a sentence for the RESULTS.md entry")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     paths = capture(args.only, args.recapture)
+    set_constants(args.set)
     lines = report(replay(paths, args.seeds, tuple(args.scales)), args.tables)
     print("\n".join(lines))
     if args.results:
