@@ -170,15 +170,35 @@ def report(totals: dict[float, dict[str, Counter]], per_table: bool) -> list[str
 
 
 def set_constants(settings: list[str]) -> None:
-    """Change constants of synth/domains/bounds.py (``NAME=VALUE``) for the replay, in this process only."""
+    """Change numeric constants of synth/domains/bounds.py (``NAME=VALUE``) for the replay, in this
+    process only: the module's global, and the defaults of its functions that name the constant
+    (bound when the function was defined, e.g. ``near_alarm=TAIL_ALARM``)."""
+    import ast
+    import inspect
+
     import synth.domains.bounds as bounds
 
+    tree = ast.parse(inspect.getsource(bounds))
     for setting in settings:
-        name, _, value = setting.partition("=")
-        if not name.isupper() or not isinstance(getattr(bounds, name, None), int | float) or not value:
+        name, _, text = setting.partition("=")
+        old = getattr(bounds, name, None)
+        if not name.isupper() or not isinstance(old, int | float) or not text:
             raise SystemExit(f"--set {setting}: name one of bounds.py's numeric constants and its value, e.g. "
                              "COVER_MARGIN=2.5")
-        setattr(bounds, name, type(getattr(bounds, name))(value))
+        value = type(old)(text)
+        setattr(bounds, name, value)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            function = getattr(bounds, node.name, None)
+            defaults = list(getattr(function, "__defaults__", None) or ())
+            named = [isinstance(d, ast.Name) and d.id == name for d in node.args.defaults]
+            if any(named):
+                function.__defaults__ = tuple(value if hit else d for hit, d in zip(named, defaults, strict=True))
+            kw_named = {a.arg for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                        if isinstance(d, ast.Name) and d.id == name}
+            if kw_named:
+                function.__kwdefaults__ = {**function.__kwdefaults__, **dict.fromkeys(kw_named, value)}
 
 
 def main() -> None:
