@@ -85,22 +85,21 @@ def capture_child(csv: str, out: str) -> int:
     return code
 
 
-def capture(names: list[str], again: bool) -> list[Path]:
-    """The captured calls of each table, made where missing (or all of them with ``again``)."""
-    sys.path.insert(0, str(HERE))
+def capture(tables: list, again: bool) -> list[Path]:
+    """The captured calls of each table (benchmarks/real_tables.py's ``Table``), made where missing
+    (or all of them with ``again``)."""
     import real_tables
 
-    by_name = {table.name: table for table in real_tables.ALL_TABLES}
     paths = []
-    for name in names:
-        path = OUT / f"{name}.pkl"
+    for table in tables:
+        path = OUT / f"{table.name}.pkl"
         if again or not path.exists():
-            csv = real_tables.export_csv(by_name[name], OUT / "csv")
-            print(f"capturing {name} ...", flush=True)
+            csv = real_tables.export_csv(table, OUT / "csv")
+            print(f"capturing {table.name} ...", flush=True)
             done = subprocess.run([sys.executable, __file__, "--child", str(csv), str(path)], capture_output=True,
                                   text=True)
             if done.returncode != 0 or not path.exists():
-                raise SystemExit(f"capturing {name} failed:\n{done.stderr[-2000:]}")
+                raise SystemExit(f"capturing {table.name} failed:\n{done.stderr[-2000:]}")
         paths.append(path)
     return paths
 
@@ -220,7 +219,8 @@ def main() -> None:
     parser.add_argument("--note", default="", help="a sentence for the RESULTS.md entry")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    paths = capture(args.only, args.recapture)
+    by_name = {table.name: table for table in real_tables.ALL_TABLES}
+    paths = capture([by_name[name] for name in args.only], args.recapture)
     set_constants(args.set)
     lines = report(replay(paths, args.seeds, tuple(args.scales)), args.tables)
     print("\n".join(lines))

@@ -504,10 +504,12 @@ def cmd_evaluate(args: argparse.Namespace, progress: Progress) -> None:
             raise AttackError("--attacks and --holdout are for one table, not a database (not supported yet).")
         _evaluate_database(args, progress)
         return
-    description = args.description if args.description is not None else _release_description(args.synthetic)
-    if description is not None and args.description is None:
-        print(f"note: scoring on the release's own Description beside the synthetic table too ({description}); "
-              "pass --description to choose another")
+    description = args.description
+    if description is None:
+        description = _release_description(args.synthetic)
+        if description is not None:
+            print(f"note: scoring on the release's own Description beside the synthetic table too ({description}); "
+                  "pass --description to choose another")
     sources = [_source(args, progress, path, which) for path, which in ((args.original, "original"),
                                                                          (args.synthetic, "synthetic"))]
     try:  # a table on a backend other than memory is counted there; its row-based scores read a sample
