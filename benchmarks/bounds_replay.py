@@ -63,11 +63,11 @@ def capture_child(csv: str, out: str) -> int:
     calls: list[dict] = []
     locate, discover = discovery.locate_bounds, finding.discover_columns
 
-    def recording_locate(name, values, kind, counts, budget, cells=None, weights=None, cells_std=0.0):
+    def recording_locate(name, values, kind, counts, budget, cells=None, weights=None, cells_std=0.0, decimals=None):
         calls.append({"name": name, "values": np.asarray(values, dtype=float), "kind": kind, "budget": budget,
                       "cells": cells, "weights": None if weights is None else np.asarray(weights, dtype=float),
-                      "cells_std": cells_std})
-        return locate(name, values, kind, counts, budget, cells, weights, cells_std)
+                      "cells_std": cells_std, "decimals": decimals})
+        return locate(name, values, kind, counts, budget, cells, weights, cells_std, decimals)
 
     def discover_then_stop(*args, **kwargs):
         discover(*args, **kwargs)
@@ -122,7 +122,7 @@ def replay_column(call: dict, seeds: int, scale: float) -> Counter:
     for seed in range(seeds):
         counts = CountRelease(Accountant(Budget(1e6, 1e-3), delta_reserve=5e-4), SeededNoise(seed), Neighbouring())
         located = locate_bounds(call["name"], call["values"], call["kind"], counts, call["budget"] * scale,
-                                call["cells"], call["weights"], call["cells_std"])
+                                call["cells"], call["weights"], call["cells_std"], call.get("decimals"))
         tally["runs"] += 1
         tally[located.verdict] += 1
         if located.column is None or not real.size:

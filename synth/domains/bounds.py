@@ -14,7 +14,8 @@ those:
    (``cover_cells``). A column is taken as non-negative unless its negatives clear the strict
    threshold (``_shows_negatives``): a sign is a claim about every value;
 2. **fine**: a noisy histogram over ``FINE_BUCKETS`` equal-width buckets inside that range (whole
-   numbers for integers, whole days for dates) locates the bulk again, finer than an octave or a
+   numbers for integers, whole days for dates, whole steps of the numbers a float is written with
+   when they are few: tenths of a lab value written as 0.8, 1.2) locates the bulk again, finer than an octave or a
    year (a 16-year span gets its 16 years, not 1024-2047). Beside the bulk, a tail is kept as far
    as its summed noisy mass reaches (``_tail_reach``: loosely within the bulk's own width,
    strictly beyond; past an abrupt end, as far as the bulk most likely continues), or by the
@@ -39,18 +40,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
-from synth.columns.cells import datetime_to_seconds, seconds_to_iso, weighted_bincount
+from synth.columns.cells import seconds_to_iso, weighted_bincount
 from synth.columns.column import Column, number_text
 from synth.columns.kinds import DomainSource, Kind
+from synth.domains.grids import (
+    coarse_grid,
+    fine_edges,
+    laplace_scale_of,
+    noise_threshold,
+    on_lattice,
+    zero_bucket,
+)
 from synth.privacy import split_budget
 from synth.privacy.curator import CountRelease, NoisyCounts
 
-FINE_BUCKETS = 256
 COARSE_WINDOWS = (1, 2, 4)  # runs of buckets tested for mass in the coarse histogram
 FINE_WINDOWS = (1, 2, 4, 8, 16, 32, 64)  # and in the fine one, where thin mass spreads over many buckets
 DISCOVERED_BINS = 32
@@ -58,7 +64,6 @@ EXACT_INTEGERS = 32  # integer columns with at most this many values keep one bi
 COARSE_SHARE = 0.5  # of a column's bounds budget, for the coarse stage (the gate); the fine stage gets the rest
 FALSE_ALARM = 0.01  # chance that pure noise makes a histogram look occupied somewhere
 ISOLATED_ALARM = 1e-5  # ... and occupied somewhere set apart from the bulk
-DAY = 86_400  # seconds
 WIDE_OUTSIDE = 16  # fine buckets outside a detected range from which the mass it misses is checked
 MIN_COVERAGE = 0.5  # a range holding less of the column's noisy cell count is lost
 HOLD_MARGIN = 3.0  # deviations below its noisy mass at which a fine range must still hold MIN_COVERAGE (the
@@ -76,23 +81,6 @@ ABRUPT_MARGIN = 3.0  # ... and clears this many deviations of the noise
 GUARD = 1.0  # room kept beyond a range's last mass seen, where it thins out, as a share of its bulk's width
 GUARD_BUCKETS = 8  # ... when the mass seen spans at least this many fine buckets (fewer: the grid is too coarse to tell)
 OCTAVE_SPAN = 3.0  # a heavy fine bucket wider than this many times its smaller end is split by octave (_octave_cuts)
-
-_POSITIVE_EDGES = 2.0 ** np.arange(-10, 51)  # 2^-10 ... 2^50, one bucket per octave
-NUMERIC_EDGES = np.concatenate([-_POSITIVE_EDGES[::-1], _POSITIVE_EDGES])
-# whole numbers: no octaves between -1 and 1 (they hold none), so 0 is a bucket [0, 1) beside [1, 2)
-INTEGER_EDGES = np.concatenate([-_POSITIVE_EDGES[10:][::-1], [0.0], _POSITIVE_EDGES[10:]])
-YEAR_EDGES = np.array([datetime_to_seconds(f"{year}-01-01") for year in range(1700, 2301)])
-
-
-def coarse_grid(kind: Kind) -> np.ndarray:
-    """The public coarse grid of a kind: calendar years for dates, octaves for numbers."""
-    return {Kind.DATETIME: YEAR_EDGES, Kind.INTEGER: INTEGER_EDGES}.get(kind, NUMERIC_EDGES)
-
-
-def zero_bucket(kind: Kind) -> int:
-    """The coarse bucket holding 0: [-2^-10, 2^-10) for floats, [0, 1) for whole numbers."""
-    return int(np.searchsorted(coarse_grid(kind), 0.0, side="right") - 1)
-
 
 @dataclass(frozen=True)
 class LocatedBounds:
@@ -117,32 +105,6 @@ def _short_of(part: np.ndarray, std: float, cells: float | None, cells_std: floa
     if cells is None or cells <= 0 or not _falls_short(part, std, cells, cells_std, SHORT_MARGIN):
         return None
     return max(float(part.sum()), 0.0) / cells
-
-
-def noise_threshold(alpha: float, count: int, std: float, laplace_scale: float | None = None) -> float:
-    """A value that the sum of ``count`` independent noise draws exceeds with probability at most
-    ``alpha``: the Gaussian quantile times std·√count for Gaussian noise (zCDP); for discrete
-    Laplace noise of scale b (pure DP), whose tails are heavier, its exact tail for one draw and
-    for a sum the Chernoff bound min over 0 < λ < 1/b of (count·ln M(λ) − ln α) / λ, M the discrete Laplace's moment generating
-    function (1 − p)² / ((1 − p e^λ)(1 − p e^−λ)), p = e^(−1/b). (A Gaussian threshold over the
-    coarse grid let pure Laplace noise look like mass in about one histogram in five.)"""
-    if laplace_scale is None:
-        return NormalDist().inv_cdf(1 - alpha) * std * math.sqrt(count)
-    p = math.exp(-1.0 / laplace_scale)
-    if count == 1:  # exact: P(X > t) ≤ p^t / (1 + p)
-        return math.log(alpha * (1 + p)) / math.log(p)
-
-    def bound(lam: float) -> float:
-        log_m = 2 * math.log1p(-p) - math.log1p(-p * math.exp(lam)) - math.log1p(-p * math.exp(-lam))
-        return (count * log_m - math.log(alpha)) / lam
-
-    best = minimize_scalar(bound, bounds=(1e-6 / laplace_scale, (1 - 1e-6) / laplace_scale), method="bounded")
-    return float(best.fun)
-
-
-def laplace_scale_of(released: NoisyCounts) -> float | None:
-    """The scale of a release's noise when it is discrete Laplace (pure DP), else None (Gaussian)."""
-    return released.noise_scale if released.mechanism == "discrete_laplace" else None
 
 
 def detect_range(noisy: np.ndarray, std: float, widths: tuple[int, ...] = COARSE_WINDOWS,
@@ -250,20 +212,6 @@ def bucket_counts(values: np.ndarray, edges: np.ndarray, weights: np.ndarray | N
     held = (values >= edges[0]) & (values < edges[-1])
     buckets = np.searchsorted(edges, values[held], side="right") - 1
     return weighted_bincount(buckets, None if weights is None else weights[held], edges.size - 1)
-
-
-def fine_edges(lower: float, upper: float, kind: Kind) -> np.ndarray:
-    """About ``FINE_BUCKETS`` equal-width buckets over [lower, upper): whole numbers for integers
-    (at least 1 wide), whole days from midnight for dates spanning more than ``FINE_BUCKETS`` days
-    (whole seconds below that), any width for floats."""
-    if kind == Kind.FLOAT:
-        return np.linspace(lower, upper, FINE_BUCKETS + 1)
-    start, stop = math.ceil(lower), math.ceil(upper)
-    width = max(1, math.ceil((stop - start) / FINE_BUCKETS))
-    if kind == Kind.DATETIME and width >= DAY:
-        width = math.ceil(width / DAY) * DAY
-        start = math.floor(start / DAY) * DAY
-    return np.arange(start, stop + width, width, dtype=float)
 
 
 def heavy_buckets(noisy: np.ndarray, bins: int) -> np.ndarray:
@@ -416,14 +364,17 @@ def _integer_range(lower: float, upper: float) -> tuple[float, float]:
 
 def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountRelease, budget: float,
                   cells: float | None = None, weights: np.ndarray | None = None,
-                  cells_std: float = 0.0) -> LocatedBounds:
+                  cells_std: float = 0.0, decimals: int | None = None) -> LocatedBounds:
     """Bounds and bins of a numeric or datetime column from ``values`` (its readable cells, as
     floats; datetimes in seconds), spending ``budget`` on two noisy histograms.
 
     ``cells`` is the kind vote's noisy count of the column's cells, when it was voted: a coarse
     range whose noisy mass holds less than ``MIN_COVERAGE`` of it is lost (most values would be
     clipped into its end bins), and said so; a fine range holding less is not used (the coarse
-    bounds stay). ``weights``: the rows each value stands for (distinct values from a backend)."""
+    bounds stay). ``weights``: the rows each value stands for (distinct values from a backend).
+    ``decimals``: how many decimals a float column is written with (the kind vote's shape), whose
+    numbers the fine buckets then follow (``on_lattice``); the range is then the coarse one's
+    numbers, each in a bucket of its own."""
     coarse_edges = coarse_grid(kind)
     finite = np.isfinite(values)
     values, weights = values[finite], None if weights is None else weights[finite]
@@ -459,7 +410,10 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
             "profile, or spend more (--epsilon, discovery_share)."))
     if kind == Kind.INTEGER:
         lower, upper = _integer_range(lower, upper)
-    edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind)
+    edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind, decimals)
+    lattice = kind == Kind.FLOAT and on_lattice(lower, upper, decimals)
+    if lattice:  # the range's numbers, each in a bucket of its own
+        lower, upper = max(float(edges[0]), 0.0) if non_negative else float(edges[0]), float(edges[-1])
     fine = counts.release(bucket_counts(values, edges, weights), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
     fine_laplace = laplace_scale_of(fine)
@@ -507,6 +461,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         refined.append("upper")
     if kind == Kind.INTEGER:
         upper = max(upper, lower + 1)
+    if lattice and decimals is not None:  # halfway between two of its numbers, as written
+        lower, upper = round(lower, decimals + 1), round(upper, decimals + 1)
     if not refined:
         return _rough(name, kind, lower, upper, edges, fine, coarse, grid, cells, cells_std)
     # bins follow the mass seen; the room kept for a thin tail beyond it is an end bin of its own
@@ -542,8 +498,9 @@ def _rough(name: str, kind: Kind, lower: float, upper: float, edges: np.ndarray,
 
 
 def _starting_in(edges: np.ndarray, lower: float, upper: float) -> slice:
-    """The fine buckets of ``edges`` that start inside [lower, upper]."""
-    return slice(int(np.searchsorted(edges[:-1], lower, side="left")), int(np.searchsorted(edges[:-1], upper, side="right")))
+    """The fine buckets of ``edges`` that reach inside [lower, upper] (a bucket centred on a
+    float's 0 below a lower bound of 0 too)."""
+    return slice(int(np.searchsorted(edges[1:], lower, side="right")), int(np.searchsorted(edges[:-1], upper, side="right")))
 
 
 def _cuts(kind: Kind, window: np.ndarray, window_edges: np.ndarray, coarse: NoisyCounts, lower: float,

@@ -295,7 +295,8 @@ def discover_columns(data: pd.DataFrame | CountingTable, kinds: Mapping[str, Kin
                                    cells.weights)
                 left -= left * SHAPE_SHARE
             values, _ = parse_values(cells.values, kind, missing_markers, shape)
-            located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights, vote.cells_std)
+            located = locate_bounds(name, values, kind, counts, left, vote.cells, cells.weights, vote.cells_std,
+                                    shape.decimals if kind == Kind.FLOAT else None)
             column, finding = located.column, Finding(name, kind, located.verdict, read_as + located.detail)
             if column is not None and _writes_one_value(column, shape) and (
                     located.short is not None or (vote.cells is not None and _whole(column))):

@@ -58,15 +58,7 @@ from synth.columns.cells import CELL_CLASSES, classify_cells, parse_values, text
 from synth.columns.kinds import Kind
 from synth.columns.textshape import TextShape
 from synth.columns.unmodelled import UNIQUE_SHARE
-from synth.domains.bounds import (
-    COARSE_SHARE,
-    COARSE_WINDOWS,
-    FALSE_ALARM,
-    NUMERIC_EDGES,
-    YEAR_EDGES,
-    bucket_counts,
-    noise_threshold,
-)
+from synth.domains.bounds import COARSE_SHARE, COARSE_WINDOWS, FALSE_ALARM, bucket_counts
 from synth.domains.categories import appearance_threshold
 from synth.domains.discovery import (
     DOMAIN_WEIGHTS,
@@ -74,6 +66,7 @@ from synth.domains.discovery import (
     UNDECIDED_WEIGHT,
     VOTE_WEIGHT,
 )
+from synth.domains.grids import NUMERIC_EDGES, YEAR_EDGES, noise_threshold
 from synth.domains.votes import LEAD_MARGIN, VOTE_MARGIN
 from synth.errors import DiscoveryError
 from synth.privacy import Notion, split_budget
