@@ -72,8 +72,8 @@ def fine_edges(lower: float, upper: float, kind: Kind, decimals: int | None = No
     if kind == Kind.FLOAT and on_lattice(lower, upper, decimals):
         assert decimals is not None
         step = 10.0**-decimals
-        first, stop = math.ceil(round(lower / step, 6)), math.ceil(round(upper / step, 6))  # its numbers in [lower, upper)
-        return np.round((np.arange(first, stop + 1) - 0.5) * step, decimals + 1)
+        first, last = math.ceil(round(lower / step, 6)), math.floor(round(upper / step, 6))  # its numbers in [lower, upper]
+        return np.round((np.arange(first, last + 2) - 0.5) * step, decimals + 1)
     if kind == Kind.FLOAT:
         return np.linspace(lower, upper, FINE_BUCKETS + 1)
     start, stop = math.ceil(lower), math.ceil(upper)
