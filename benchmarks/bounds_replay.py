@@ -11,9 +11,10 @@ the repository root (the tables of benchmarks/real_tables.py, with the realdata 
 1. **capture** (once; kept in benchmarks/out/bounds_replay/, not committed): for each table, ``python
    -m synth run TABLE.csv --epsilon 1 --seed 0 --engine independent --accept-rough-domains`` runs as
    a user types it, in a child process that records the arguments of every ``locate_bounds`` call
-   (the column's values, its kind, the budget discovery gave it, the kind vote's noisy cell count)
+   (the column's values, its kind, the budget discovery gave it, the kind vote's noisy cell count and decimals)
    and stops when discovery ends. ``--recapture`` makes them again (needed when discovery's budget
-   split changes, not when a bounds rule does).
+   split changes or a capture lacks an argument of ``locate_bounds``, such as the vote's decimals, not
+   when a bounds rule does).
 2. **replay**: each captured call runs again with fresh seeded noise (seeds 0..N-1) at its budget
    times 0.09, 1 and 9 (zCDP: ε about 0.3, 1 and 3), on the synth tree this script imports (run it
    from two checkouts, or with ``PYTHONPATH``, to compare a rule with main's; ``--set NAME=VALUE``
