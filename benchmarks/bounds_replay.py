@@ -22,7 +22,8 @@ the repository root (the tables of benchmarks/real_tables.py, with the realdata 
 
 Per column and budget it counts the runs *located*, *rough* and *lost*, and checks each range
 against the column's real values (an evaluation: it reads them, it is not a DP output): **clipped**,
-more than 0.5 % of the values outside [lower, upper] (issue 30's bar); **wide**, a range wider than
+more than 0.5 % of the values outside [lower, upper] (issue 30's bar), and more than 10 % (a range cut
+to the column's busiest values); **wide**, a range wider than
 3 times the values' span. The report gives the totals per budget (and with ``--tables`` per table)
 and the mean share clipped; ``--results`` appends it to benchmarks/RESULTS.md with the machine, the
 commit and the command.
@@ -46,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out" / "bounds_replay"
 SCALES = (0.09, 1.0, 9.0)  # times the captured budget (zCDP ρ grows with ε²: ε ≈ 0.3, 1, 3)
 CLIPPED = 0.005  # share of a column's values outside its range that counts as clipped (issue 30)
+SEVERE = 0.10  # ... and as badly clipped (a range cut to a column's busiest values)
 WIDE = 3.0  # times the values' span beyond which a range counts as wide
 DAY = 86_400.0
 
@@ -132,6 +134,7 @@ def replay_column(call: dict, seeds: int, scale: float) -> Counter:
         top = upper + (DAY if day else 0.0)  # a date bound holds its whole day
         share = float(weights[(real < lower) | (real > top)].sum() / weights.sum())
         tally["clipped"] += share > CLIPPED
+        tally["severe"] += share > SEVERE
         tally["clipped share"] += share
         tally["wide"] += (top - lower) > WIDE * span
     return tally
@@ -154,8 +157,8 @@ def replay(paths: list[Path], seeds: int, scales: tuple[float, ...]) -> dict[flo
 
 
 def report(totals: dict[float, dict[str, Counter]], per_table: bool) -> list[str]:
-    lines = ["| budget × | column-runs | located | rough | lost | clipped > 0.5 % | wide > 3× | mean share clipped |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| budget × | column-runs | located | rough | lost | clipped > 0.5 % | clipped > 10 % | wide > 3× | "
+             "mean share clipped |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for scale, tables in totals.items():
         rows = [("all tables", sum(tables.values(), Counter()))]
         if per_table:
@@ -164,7 +167,7 @@ def report(totals: dict[float, dict[str, Counter]], per_table: bool) -> list[str
             kept = tally["runs"] - tally["lost"]
             label = f"{scale:g}" if name == "all tables" else f"{scale:g} {name}"
             lines.append(f"| {label} | {tally['runs']:,} | {tally['located']:,} | {tally['rough']:,} | "
-                         f"{tally['lost']:,} | {tally['clipped']:,} | {tally['wide']:,} | "
+                         f"{tally['lost']:,} | {tally['clipped']:,} | {tally['severe']:,} | {tally['wide']:,} | "
                          f"{tally['clipped share'] / max(kept, 1):.4f} |")
     return lines
 
