@@ -50,8 +50,8 @@ from synth.domains.grids import (
     coarse_grid,
     fine_edges,
     laplace_scale_of,
+    lattice_decimals,
     noise_threshold,
-    on_lattice,
     zero_bucket,
 )
 from synth.privacy import split_budget
@@ -373,7 +373,7 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
     clipped into its end bins), and said so; a fine range holding less is not used (the coarse
     bounds stay). ``weights``: the rows each value stands for (distinct values from a backend).
     ``decimals``: how many decimals a float column is written with (the kind vote's shape), whose
-    numbers the fine buckets then follow (``on_lattice``); the range is then the coarse one's
+    numbers the fine buckets then follow (``lattice_decimals``); the range is then the coarse one's
     numbers, each in a bucket of its own."""
     coarse_edges = coarse_grid(kind)
     finite = np.isfinite(values)
@@ -410,9 +410,9 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
             "profile, or spend more (--epsilon, discovery_share)."))
     if kind == Kind.INTEGER:
         lower, upper = _integer_range(lower, upper)
-    edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind, decimals)
-    lattice = kind == Kind.FLOAT and on_lattice(lower, upper, decimals)
-    if lattice:  # the range's numbers, each in a bucket of its own
+    lattice = lattice_decimals(lower, upper, kind, decimals)
+    edges = fine_edges(lower, upper + 1 if kind == Kind.INTEGER else upper, kind, lattice)
+    if lattice is not None:  # the range's numbers, each in a bucket of its own
         lower, upper = max(float(edges[0]), 0.0) if non_negative else float(edges[0]), float(edges[-1])
     fine = counts.release(bucket_counts(values, edges, weights), fine_budget,
                           query=f"bounds({name}): histogram over {edges.size - 1} buckets inside the range")
@@ -461,8 +461,8 @@ def locate_bounds(name: str, values: np.ndarray, kind: Kind, counts: CountReleas
         refined.append("upper")
     if kind == Kind.INTEGER:
         upper = max(upper, lower + 1)
-    if lattice and decimals is not None:  # halfway between two of its numbers, as written
-        lower, upper = round(lower, decimals + 1), round(upper, decimals + 1)
+    if lattice is not None:  # halfway between two of its numbers, as written
+        lower, upper = round(lower, lattice + 1), round(upper, lattice + 1)
     if not refined:
         return _rough(name, kind, lower, upper, edges, fine, coarse, grid, cells, cells_std)
     # bins follow the mass seen; the room kept for a thin tail beyond it is an end bin of its own

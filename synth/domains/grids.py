@@ -64,16 +64,28 @@ def laplace_scale_of(released: NoisyCounts) -> float | None:
     return released.noise_scale if released.mechanism == "discrete_laplace" else None
 
 
-def fine_edges(lower: float, upper: float, kind: Kind, decimals: int | None = None) -> np.ndarray:
+def lattice_decimals(lower: float, upper: float, kind: Kind, decimals: int | None) -> int | None:
+    """``decimals`` when a float column written with that many decimals (the kind vote's, released)
+    has at most ``FINE_BUCKETS`` numbers of them in [lower, upper), so that its fine buckets are one
+    number each, centred on it; else None. Equal-width buckets narrower than the step leave most
+    buckets empty, their noise summed with the few that hold the values: a lab value written as
+    0.5, 0.6, ... 2.0 fell in 1 bucket of 17, and the range found around its busiest numbers clipped
+    up to a third of them. (Buckets of several numbers each, where there are more, spread a value
+    written only as 4.5 over 4.4 and 4.5 as much as equal-width buckets do.)"""
+    if kind != Kind.FLOAT or decimals is None or (upper - lower) * 10.0**decimals > FINE_BUCKETS:
+        return None
+    return decimals
+
+
+def fine_edges(lower: float, upper: float, kind: Kind, lattice: int | None = None) -> np.ndarray:
     """About ``FINE_BUCKETS`` equal-width buckets over [lower, upper): whole numbers for integers
     (at least 1 wide), whole days from midnight for dates spanning more than ``FINE_BUCKETS`` days
-    (whole seconds below that), whole steps of the numbers a float column is written with
-    (``on_lattice``), else any width for floats."""
-    if kind == Kind.FLOAT and on_lattice(lower, upper, decimals):
-        assert decimals is not None
-        step = 10.0**-decimals
+    (whole seconds below that), one bucket per number of ``lattice`` decimals in [lower, upper] for
+    a float written with them (``lattice_decimals``), else any width for floats."""
+    if lattice is not None:
+        step = 10.0**-lattice
         first, last = math.ceil(round(lower / step, 6)), math.floor(round(upper / step, 6))  # its numbers in [lower, upper]
-        return np.round((np.arange(first, last + 2) - 0.5) * step, decimals + 1)
+        return np.round((np.arange(first, last + 2) - 0.5) * step, lattice + 1)
     if kind == Kind.FLOAT:
         return np.linspace(lower, upper, FINE_BUCKETS + 1)
     start, stop = math.ceil(lower), math.ceil(upper)
@@ -82,14 +94,3 @@ def fine_edges(lower: float, upper: float, kind: Kind, decimals: int | None = No
         width = math.ceil(width / DAY) * DAY
         start = math.floor(start / DAY) * DAY
     return np.arange(start, stop + width, width, dtype=float)
-
-
-def on_lattice(lower: float, upper: float, decimals: int | None) -> bool:
-    """Whether a float column written with ``decimals`` decimals (the kind vote's, released) has
-    at most ``FINE_BUCKETS`` numbers of them in [lower, upper), so that its fine buckets are one
-    number each, centred on it. Equal-width buckets narrower than the step leave most buckets
-    empty, their noise summed with the few that hold the values: a lab value written as 0.5, 0.6,
-    ... 2.0 fell in 1 bucket of 17, and the range found around its busiest numbers clipped up to a
-    third of them. (Buckets of several numbers each, where there are more, spread a value written
-    only as 4.5 over 4.4 and 4.5 as much as equal-width buckets do.)"""
-    return decimals is not None and (upper - lower) * 10.0**decimals <= FINE_BUCKETS
