@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import itertools
 from fractions import Fraction
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import synth
 from synth.api import describe
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import ONE_WAY_SIGNAL, one_way_share, one_way_shares, signal_of
+from synth.engines.aim import ONE_WAY_SIGNAL, one_way_share, signal_of
 from synth.errors import EngineError
 from synth.generation.generate import fit_model, generate
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
@@ -209,50 +208,15 @@ def test_aims_1_way_marginals_take_at_most_the_rules_signal_over_the_tables_of_t
     assert one_way_share(40_000, 2.0) > one_way_share(80_000, 2.0)  # the stronger the signal, the smaller the share
 
 
-def test_each_columns_1_way_share_grows_with_its_codes_to_the_two_thirds_and_keeps_the_tables_mean():
-    sizes = [2, 2, 17, 54, 5]
-    shares = one_way_shares(0.1, sizes)
-    assert np.mean(shares) == pytest.approx(0.1, rel=1e-12)  # the table's share, spread over its columns
-    for (a, sa), (b, sb) in itertools.combinations(zip(sizes, shares), 2):
-        assert sa / sb == pytest.approx((a / b) ** (2 / 3), rel=1e-12)
-    assert one_way_shares(0.3, [4, 4, 4]) == pytest.approx([0.3, 0.3, 0.3], rel=1e-12)
-    # a whole round at most: at the table's share of a whole round, the column of many codes keeps one and
-    # those of fewer codes than the table's mean get less
-    weights = np.array([2, 3, 100], dtype=float) ** (2 / 3)
-    capped = one_way_shares(1.0, [2, 3, 100])
-    assert capped[2] == 1.0 and capped[:2] == pytest.approx(list(weights[:2] / weights.mean()), rel=1e-12)
-    assert capped[0] < capped[1] < 0.5
-
-
-def test_the_1_way_shares_minimise_the_summed_1_way_error_for_their_budget():
-    """Σ k / √s (each 1-way marginal's expected L1 error, in units of a round's noise) is smallest at
-    the shares the rule gives, among all shares of the same total: every perturbation keeping the
-    total raises it (a rule of 1/2 or 1 as the power would not pass)."""
-    sizes = np.array([2, 3, 7, 16, 54, 100], dtype=float)
-    shares = np.array(one_way_shares(0.05, list(sizes)))
-    error = lambda s: float(np.sum(sizes / np.sqrt(s)))  # noqa: E731
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        step = rng.normal(size=sizes.size)
-        step -= step.mean()  # the same total budget
-        assert error(shares + 0.01 * shares.min() * step) > error(shares)
-    for power in (0.5, 1.0):
-        other = sizes ** power / np.mean(sizes ** power) * 0.05
-        assert error(other) > error(shares) * 1.001
-
-
-def test_aim_measures_a_small_tables_1_way_marginals_with_a_rounds_budget_but_for_columns_of_fewer_codes():
+def test_aim_measures_a_small_tables_1_way_marginals_each_with_a_rounds_budget():
     from synth.privacy import gaussian_sigma
-    codes, domain = chain_data(5000)  # a weak signal: the table's share is a whole round
+    codes, domain = chain_data(5000)  # below 48,842 rows
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
     result = make_engine("aim", {"rounds": 10, "iterations": 20}).describe(curator, SILENT)
     assert [m.attrs for m in result.measurements[:5]] == [(a,) for a in domain.names]
     assert all(m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10), rel=1e-9)
-               for m in result.measurements[:4])  # a–d: 4 codes, above the table's mean
-    weights = np.array(domain.sizes, dtype=float) ** (2 / 3)
-    assert result.measurements[4].noise_scale == pytest.approx(  # e: 3 codes
-        gaussian_sigma(1.0, 0.9 * total / 10 * weights[4] / weights.mean()), rel=1e-9)
+               for m in result.measurements[:5])
 
 
 def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goes_to_the_rounds(monkeypatch):
@@ -268,13 +232,8 @@ def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goe
     rows = first.values.sum()  # the noisy total, not the true 5,000 rows
     assert rows != 5000 and abs(rows - 5000) < 5 * first.noise_scale * 2  # four codes: deviation 2 sigma
     share = 1.0 * 2 / (rows / first.noise_scale)  # ONE_WAY_SIGNAL × rounds per column (10 / 5) / signal
-    # each column's share of it goes with its codes to the power 2/3 (a, b, c, d: 4 codes; e: 3)
-    weights = np.array([4, 4, 4, 4, 3], dtype=float) ** (2 / 3)
-    column_shares = share * weights / weights.mean()
-    assert [m.attrs for m in others] == [("b",), ("c",), ("d",), ("e",)]
-    assert all(m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10 * s), rel=1e-9)
-               for m, s in zip(others, column_shares[1:]))
-    assert others[-1].noise_scale > others[0].noise_scale  # the column of fewer codes is measured with less
+    assert all(len(m.attrs) == 1 and m.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 10 * share),
+                                                                       rel=1e-9) for m in others)
     assert all(e.query != "count(*)" for e in curator.accountant.ledger)  # nothing more is spent on the rows
     # what the 1-way marginals left buys more rounds than planned (10 - 5 without the share), and all is spent
     assert result.output.rounds > 5 and len(result.measurements) == 5 + result.output.rounds
@@ -293,9 +252,6 @@ def test_aim_reads_the_public_row_count_under_replace(monkeypatch):
         return result.measurements[1].noise_scale
 
     full = second_1_way_noise()
-    # exactly 5,000 public rows: a quarter of a round on average (signal 5,000 / σ, 2 rounds per column), of
-    # which column b (4 codes, against e's 3) takes a little more: about twice the noise
+    # exactly 5,000 public rows: a quarter of a round (signal 5,000 / σ, 2 rounds per column), twice the noise
     monkeypatch.setattr(aim, "ONE_WAY_SIGNAL", 5000 / full / 8)
-    share_b = one_way_shares(0.25, list(domain.sizes))[1]
-    assert 0.25 < share_b < 0.27
-    assert second_1_way_noise() == pytest.approx(full / np.sqrt(share_b), rel=1e-12)
+    assert second_1_way_noise() == pytest.approx(2 * full, rel=1e-12)

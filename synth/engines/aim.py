@@ -27,16 +27,7 @@ round's noise deviation, ``signal_of``) get less than a round's budget each: tog
 ``ONE_WAY_SIGNAL`` / signal of the budget (``one_way_share``), and what they leave goes to the
 rounds. The first workload column (by name) is measured with a whole round's budget, and the rows
 are the total of its noisy counts (post-processing; under replace, the public count); the other
-columns then get the share, each in proportion to its codes to the power 2/3 against the table's
-mean (``one_way_shares``: where a further bit of budget lowers the 1-way errors most), at most a
-whole round. Nothing more is spent. Against one share for every column, on the accuracy suite
-(``synth run`` with each table's public profile, δ = 1e-9, mean 3-way TVD, seeds 0–2; fertility 0–8;
-benchmarks/RESULTS.md 2026-12-01) the geometric mean of the ratio was, tuning | checking | outside
-tables: ε = 0.3 0.986 | 0.984 | 0.987, ε = 1 0.999 | 0.993 | 0.993, ε = 3 (tuning only) 1.001. The gains
-are where a table of a few ten thousand rows gave every column a whole round at a small budget
-(ε = 0.3: diamonds 0.934, mpls_stops 0.971, gss_wages 0.968, flchain 0.965, gss_abortion 0.965); the
-largest losses are fertility at ε = 1 (1.059 over nine seeds), car at ε = 1 (1.020), diamonds at ε = 3
-(1.018) and hdma at ε = 0.3 (1.014).
+columns then get the share. Nothing more is spent.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
@@ -121,7 +112,6 @@ DENSE_MOST_PER_COLUMN = 8  # a dense table's covering plan stops at this many ro
 # The 1-way marginals together take at most ONE_WAY_SIGNAL / signal of the budget (one_way_share), where a
 # table's signal is its rows against a round's noise deviation (signal_of)
 ONE_WAY_SIGNAL = 600.0
-ONE_WAY_SIZE_POWER = 2 / 3  # a column's 1-way budget grows with its codes to this power (one_way_shares)
 COARSE_GROUPS = 16  # the groups of a coarse candidate's large columns when coarse_groups is "auto"
 # A table is dense when a workload marginal's mean cell, measured in a round of the covering plan, holds at
 # least this many noise deviations (dense_plan)
@@ -202,8 +192,7 @@ def signal_of(rows: float, deviation: float) -> float:
 
 
 def one_way_share(signal: float, rounds_per_column: float) -> float:
-    """The table's share of a round's measurement budget for a 1-way marginal (each column's is this
-    spread by its codes, ``one_way_shares``), on a table of this
+    """The share of a round's measurement budget that each 1-way marginal gets, on a table of this
     ``signal`` (``signal_of``) with this many rounds planned per column: the whole round while the
     1-way marginals would take no more than ``ONE_WAY_SIGNAL`` / signal of the budget, and so much
     less beyond that they take just that: ONE_WAY_SIGNAL × rounds per column / signal.
@@ -224,25 +213,6 @@ def one_way_share(signal: float, rounds_per_column: float) -> float:
     (seeds 0–1) diamonds 0.0943 → 0.0919, insteval 0.0062 → 0.0062, fertility 0.0025 → 0.0031
     (benchmarks/RESULTS.md). It reads a noisy total and the plan, never a constant table size."""
     return min(1.0, ONE_WAY_SIGNAL * rounds_per_column / max(signal, 1.0))
-
-
-def one_way_shares(share: float, sizes: Sequence[int]) -> list[float]:
-    """Each workload column's share of a round's measurement budget for its 1-way marginal, given the
-    columns' codes (``sizes``, public) and the table's share (``one_way_share``): ``share`` times the
-    column's codes to the power 2/3 over the mean of that power across the columns, at most a whole
-    round (1).
-
-    Why 2/3: a 1-way marginal of k codes measured with a share s of a round has an expected L1 error
-    of about k σ / √s (σ: a round's noise deviation), which a little more budget lowers by k s^(-3/2)
-    per unit of budget. A 1-way budget lowers the sum of those errors most when that rate is the same
-    for every column, that is when s grows as k^(2/3): a yes/no column needs far less than a column of
-    a hundred ages to be as useful. The power is derived, not fitted. Where the table's share is
-    large (a small budget against the rows: a whole round, at ε ≤ 1 on tables of a few ten thousand
-    rows) the cap holds the columns of many codes at a round while those of few codes get less: the
-    1-way marginals then take less of the budget than before, and the rounds more. Figures in the
-    module docstring. It reads public sizes and the table's share only."""
-    weights = np.asarray(sizes, dtype=float) ** ONE_WAY_SIZE_POWER
-    return [min(1.0, share * float(w) / float(weights.mean())) for w in weights]
 
 
 def rows_of(curator: Boundary, first: Measurement) -> float:
@@ -509,9 +479,8 @@ class AIMEngine(EngineBase):
             rounds = dense
             rho_measure, rho_select = round_budget(curator.remaining() / (rounds - 1))
         signal = signal_of(rows, curator.noise_scale(rho_measure))
-        shares = one_way_shares(one_way_share(signal, rounds / len(columns)),
-                                [curator.domain.size(c) for c in columns])
-        measurements += [curator.measure_marginal(c, rho_measure * s) for c, s in zip(columns[1:], shares[1:])]
+        rho_one_way = rho_measure * one_way_share(signal, rounds / len(columns))
+        measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]
         maps: dict[str, np.ndarray] = {}
         expansion: dict[str, np.ndarray] = {}
         if self.config.compress:
