@@ -52,6 +52,9 @@ those rounds, and no coarse candidates are offered: every marginal can then be m
 the model lacks is the marginals left unmeasured (military, 1.4 million rows of 6 columns, at ε = 1: 12
 rounds for 20 triples scored 0.0020, the covering 26 rounds 0.0004).
 
+With given marginals (``with_given``: a relational child's parent columns, ``synth.engines.given``),
+aim fits them and measures only marginals that hold a column they do not cover.
+
 With ``compress`` (on unless set false; the AIM authors' advice for domains with rare values), the
 1-way measurements also decide, as in mst, which codes of each column are too rare to keep apart
 (noisy count below three noise deviations, ``synth.model.compression``): they are merged into one
@@ -67,6 +70,7 @@ on the tuning half and 0.961 on the checking half (from 0.79 on car, 70 columns,
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import time
@@ -80,6 +84,7 @@ import numpy as np
 from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.base import EngineBase, EngineResult, fit_expanded
+from synth.engines.given import check_given, compress_given, given_columns, touches_own
 from synth.engines.options import EngineOptions, megabytes, true_or_false, whole_number
 from synth.engines.output import (
     check_keys,
@@ -451,6 +456,14 @@ class AIMEngine(EngineBase):
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._explicit = "workload" in options or "max_cells" in options
+        self._given: tuple[Measurement, ...] = ()
+
+    def with_given(self, given: Sequence[Measurement]) -> AIMEngine:
+        """This engine describing with ``given`` marginals (``synth.engines.given``): fitted with its
+        measurements, its budget spent only on marginals that hold a column they do not cover."""
+        engine = copy.copy(self)
+        engine._given = tuple(given)
+        return engine
 
     def check(self, names: tuple[str, ...], notion: Notion) -> None:
         super().check(names, notion)
@@ -459,9 +472,13 @@ class AIMEngine(EngineBase):
 
     def describe(self, curator: Boundary, progress: Progress) -> EngineResult:
         self.check(curator.domain.names, curator.notion)
+        check_given(self._given, curator.domain.names)
         workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)
-        columns = [c for c in candidate_weights(workload) if len(c) == 1]
+        covered = given_columns(self._given)  # when given marginals cover every column, they are not used
+        given = self._given if any(touches_own(q, covered) for q in workload) else ()
+        covered = given_columns(given)
+        columns = [c for c in candidate_weights(workload) if len(c) == 1 and c[0] not in covered]
         rounds = self.config.rounds or planned_rounds(len(curator.domain.names), curator.remaining())
         if rounds <= len(columns):
             raise EngineError(
@@ -486,11 +503,15 @@ class AIMEngine(EngineBase):
         if self.config.compress:
             maps, compressed = compress_one_way(measurements)
             expansion = expansion_weights(measurements, maps)
+            if given:
+                given_maps, given_expansion, given = compress_given(given, curator.domain)
+                maps, expansion = {**maps, **given_maps}, {**expansion, **given_expansion}
             measurements = compressed
             curator = curator.compressed(maps)
             # the same columns, now with fewer codes: more marginals may fit max_cells
             workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                               self._explicit)
+        measurements += given
         domain = curator.domain
         candidates: dict[Candidate, float] = {(c, ()): w for c, w in candidate_weights(workload).items()}
         resolutions = () if dense is not None and self.config.coarse_groups == "auto" else self.config.resolutions()
@@ -499,6 +520,7 @@ class AIMEngine(EngineBase):
                        if len(m.attrs) == 1 and m.values.size > 2 * groups}
         candidates.update(coarse_candidates(self.config.workload, domain, self.config.max_cells, coarse_maps,
                                             resolutions))
+        candidates = {key: w for key, w in candidates.items() if touches_own(key[0], covered)}
         derived = DerivedColumns.of(domain, [(a, m) for (a, _), m in coarse_maps.items()]) if coarse_maps else None
         model_domain = domain if derived is None else derived.domain
         iterations = self.config.iterations or planned_iterations(len(curator.domain.names), rounds)

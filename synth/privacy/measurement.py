@@ -8,7 +8,8 @@ post-processing, e.g. with several noisy cells summed into one, keeps an honest 
 Optional ``coarsening`` maps say some attributes were measured on coarse codes: ``coarsening[a][code]``
 is the group of each code of ``a`` (groups 0..k-1, all used), and the cells of ``a`` are its
 groups (PrivBayes measures parents this way). Measurements are public (they went through a DP
-mechanism); this module never sees private rows.
+mechanism, or, of mechanism ``PARENT_RELEASE``, were derived from a release without charge: a
+relational child's given marginals, ``synth.engines.given``); this module never sees private rows.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from synth.columns.domain import Domain
 from synth.errors import DescriptionError
 from synth.privacy import DiscreteGaussian, DiscreteLaplace
 
+# A table derived from a parent table's release (post-processing, never charged): its noise scale is
+# the deviation the fit gives each of its cells
+PARENT_RELEASE = "parent_release"
 # The standard deviation of one cell's noise per unit of the mechanism's scale, by the name a
 # Description gives; the continuous laws' names are read too (the same deviation per unit).
 STD_PER_SCALE = {
     **{noise.name: noise.std_per_scale for noise in (DiscreteGaussian, DiscreteLaplace)},
     "gaussian": DiscreteGaussian.std_per_scale,
     "laplace": DiscreteLaplace.std_per_scale,
+    PARENT_RELEASE: 1.0,
 }
 
 
