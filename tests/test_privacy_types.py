@@ -91,7 +91,7 @@ def test_a_description_names_its_measurements_mechanism_as_before(mechanism, std
 
 def test_an_unknown_mechanism_name_is_refused_with_the_known_ones():
     with pytest.raises(DescriptionError, match=r"known: \['discrete_gaussian', 'discrete_laplace', 'gaussian', "
-                                               r"'laplace'\]"):
+                                               r"'laplace', 'parent_release'\]"):
         Measurement.from_dict({"attrs": ["a"], "mechanism": "uniform", "noise_scale": 2.0, "values": [3]})
 
 
