@@ -475,8 +475,8 @@ class AIMEngine(EngineBase):
         check_given(self._given, curator.domain.names)
         workload, note = resolve_workload(self.config.workload, curator.domain, self.config.max_cells,
                                           self._explicit)
-        covered = given_columns(self._given)  # when given marginals cover every column, they are not used
-        given = self._given if any(touches_own(q, covered) for q in workload) else ()
+        # given marginals that cover every workload marginal leave nothing to measure: they are not used
+        given = self._given if any(touches_own(q, given_columns(self._given)) for q in workload) else ()
         covered = given_columns(given)
         columns = [c for c in candidate_weights(workload) if len(c) == 1 and c[0] not in covered]
         rounds = self.config.rounds or planned_rounds(len(curator.domain.names), curator.remaining())

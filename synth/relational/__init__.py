@@ -7,9 +7,10 @@ Modules: ``source`` (reading a SQLite or DuckDB file, a folder of files or a Pos
 with the declared keys), ``keys`` (the keys' structure: a tree from one root), ``profile`` (a
 relational profile's tables, keys and bounds), ``degree`` (a bound chosen under DP), ``bounding``
 (orphans, contribution bounds, the joined tables), ``describer`` (the release: budget parts,
-measurements, the record), ``parent_marginals`` (what a child part is given of its parent's release), ``generation`` (the synthetic database, chunk by chunk of root rows),
-``writing`` (writing it as the user's kind of database), ``release`` (a run, and a new draw from a
-release) and ``stored`` (a release folder read back). Comparing a release with the original, for the
+measurements, the record), ``parent_marginals`` (what a child part is given of its parent's
+release), ``generation`` (the synthetic database, chunk by chunk of root rows), ``writing`` (writing
+it as the user's kind of database), ``release`` (a run, and a new draw from a release) and
+``stored`` (a release folder read back). Comparing a release with the original, for the
 data owner, is the evaluation's: ``synth.evaluate.relational`` and ``synth.evaluate.relational_report``.
 
 ``is_url`` lives here, importing nothing, so that the command line can tell a PostgreSQL URL from a

@@ -367,7 +367,6 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
     _encoding_notes(root_result, report_to)
     released = [TablePart(root, root_result.description, root_part.limit, weight=profile.budget_weight(root))]
     own_columns = {root: list(root_result.description.schema.columns)}  # a table's own columns and its counts
-    descriptions = {root: root_result.description}
     over_bound: dict[str, dict[str, float]] = {}
     for child, delta in zip(bounded.children, deltas[1:], strict=True):
         part = parts[child.name]
@@ -381,12 +380,12 @@ def _measure_parts(bounded: BoundedDatabase, bounds: Mapping[str, tuple[int, str
         counts = CountRelease(part, noise, Neighbouring(Relation.ADD_REMOVE, child.rows_per_unit))
         from_parent = [replace(c, name=parent_column(child.parent, c.name)) for c in own_columns[child.parent]]
         given = [*from_parent, *count_columns_of(child.name, structure, bounded)]
-        parent = ParentRelease(child.parent, descriptions[child.parent], tuple(c.name for c in own_columns[child.parent]),
+        parent_description = next(p.description for p in released if p.table == child.parent)
+        parent = ParentRelease(child.parent, parent_description, tuple(c.name for c in own_columns[child.parent]),
                                bounded.counts[child.name], child.max_children)
         result = _describe_part(child.own, child.joined, given, profile.table_profile(child.name), counts,
                                 delta, progress, notes, _count_measurements(child.name, structure, bounded, moved),
                                 parent)
-        descriptions[child.name] = result.description
         _encoding_notes(result, report_to)
         inherited = {c.name for c in from_parent}
         own_columns[child.name] = [c for c in result.description.schema.columns if c.name not in inherited]
