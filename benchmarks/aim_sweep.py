@@ -33,7 +33,7 @@ DELTA = 1e-9
 
 
 def run(epsilon: float, seed: int, options: dict, measure_share: float | None, label: str) -> dict:
-    import synth.engines.aim as aim
+    import synth.engines.aim_plan as aim_plan
     from synth.columns.domain import Domain
     from synth.engines import make_engine
     from synth.model.compression import compressed_sizes
@@ -44,7 +44,7 @@ def run(epsilon: float, seed: int, options: dict, measure_share: float | None, l
     from synth.progress import SILENT
 
     if measure_share is not None:
-        aim.MEASURE_SHARE = measure_share
+        aim_plan.MEASURE_SHARE = measure_share
     codes, sizes = load_adult_coded()
     domain = Domain(tuple(sizes), tuple(sizes.values()))
     start = time.perf_counter()

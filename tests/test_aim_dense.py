@@ -10,7 +10,7 @@ import pytest
 
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import DENSE_DEVIATIONS, cell_signal, covering_rounds, dense_plan, planned_rounds
+from synth.engines.aim_plan import DENSE_DEVIATIONS, cell_signal, covering_rounds, dense_plan, planned_rounds
 from synth.engines.base import EngineResult
 from synth.privacy import gaussian_sigma
 from synth.progress import SILENT

@@ -13,7 +13,7 @@ import synth
 from synth.api import describe
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim import ONE_WAY_SIGNAL, one_way_share, signal_of
+from synth.engines.aim_plan import ONE_WAY_SIGNAL, one_way_share, signal_of
 from synth.errors import EngineError
 from synth.generation.generate import fit_model, generate
 from synth.privacy import Accountant, Budget, Notion, SeededNoise
@@ -164,7 +164,8 @@ def test_engines_are_typed_against_the_boundary_protocol_not_the_curator() -> No
 
 def test_aim_refits_fewer_iterations_only_beyond_four_rounds_per_column(monkeypatch):
     import synth.engines.aim as aim
-    assert [aim.planned_iterations(15, t) for t in (30, 60, 125, 240, 10_000)] == [100, 100, 48, 25, 25]
+    from synth.engines.aim_plan import planned_iterations
+    assert [planned_iterations(15, t) for t in (30, 60, 125, 240, 10_000)] == [100, 100, 48, 25, 25]
     codes, domain = chain_data(2000)
     used = []
     real = aim.fit_graphical_model
@@ -183,7 +184,7 @@ def test_aim_refits_fewer_iterations_only_beyond_four_rounds_per_column(monkeypa
 
 
 def test_aim_plans_its_rounds_by_the_budget_within_2_and_16_per_column():
-    from synth.engines.aim import planned_rounds
+    from synth.engines.aim_plan import planned_rounds
     from synth.privacy import gaussian_sigma
     assert planned_rounds(15, 1e-6) == 30 and planned_rounds(15, 0.12) == 60 and planned_rounds(15, 1e6) == 240
     plans = [planned_rounds(15, rho) for rho in np.geomspace(1e-4, 100, 60)]
@@ -220,9 +221,9 @@ def test_aim_measures_a_small_tables_1_way_marginals_each_with_a_rounds_budget()
 
 
 def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goes_to_the_rounds(monkeypatch):
-    from synth.engines import aim
+    from synth.engines import aim_plan
     from synth.privacy import gaussian_sigma
-    monkeypatch.setattr(aim, "ONE_WAY_SIGNAL", 1.0)  # as if the signal of 5,000 rows (about 80) were strong
+    monkeypatch.setattr(aim_plan, "ONE_WAY_SIGNAL", 1.0)  # as if the signal of 5,000 rows (about 80) were strong
     codes, domain = chain_data(5000)
     curator = curator_for(codes, domain, 1.0)
     total = curator.remaining()
@@ -242,7 +243,7 @@ def test_aims_1_way_share_follows_the_first_columns_noisy_total_and_the_rest_goe
 
 
 def test_aim_reads_the_public_row_count_under_replace(monkeypatch):
-    from synth.engines import aim
+    from synth.engines import aim_plan
     codes, domain = chain_data(5000)
 
     def second_1_way_noise() -> float:
@@ -253,5 +254,5 @@ def test_aim_reads_the_public_row_count_under_replace(monkeypatch):
 
     full = second_1_way_noise()
     # exactly 5,000 public rows: a quarter of a round (signal 5,000 / σ, 2 rounds per column), twice the noise
-    monkeypatch.setattr(aim, "ONE_WAY_SIGNAL", 5000 / full / 8)
+    monkeypatch.setattr(aim_plan, "ONE_WAY_SIGNAL", 5000 / full / 8)
     assert second_1_way_noise() == pytest.approx(2 * full, rel=1e-12)
