@@ -52,6 +52,9 @@ those rounds, and no coarse candidates are offered: every marginal can then be m
 the model lacks is the marginals left unmeasured (military, 1.4 million rows of 6 columns, at ε = 1: 12
 rounds for 20 triples scored 0.0020, the covering 26 rounds 0.0004).
 
+The plan (rounds, a round's split, the 1-way share, dense tables, refit iterations) is
+``synth.engines.aim_plan``; this module selects, measures and refits.
+
 With given marginals (``with_given``: a relational child's parent columns, ``synth.engines.given``),
 aim fits them and measures only marginals that hold a column they do not cover.
 
