@@ -1,6 +1,8 @@
 """The engines (MST, AIM, PrivBayes, MWEM, SmallDB, independent, uniform), one module each, by name.
 They read nothing but the curator's noisy answers (typed against ``synth.privacy.boundary.Boundary``).
 They hand on measurements and their own output for the Description, and the model they stand for.
+Beside them: ``aim_plan`` (aim's budget plan), ``given`` (marginals an engine is given, not measured),
+``workload``, ``options``, ``output``, ``base`` and ``rows``, shared.
 
 Adding an engine is one module (its class: options, ``describe``, output, and, when the defaults
 do not fit, ``build_model`` and ``structure``) and one entry in ``ENGINES``; the describer, the
