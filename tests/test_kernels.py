@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from synth.model import kernels
 from synth.model.kernels import move_towards, row_max, row_sum, scale_rows, shift_rows, spread_onto, sum_onto
 
 SHAPES = [(3,), (2, 3), (4, 1, 3), (2, 3, 4, 5), (3, 2, 1, 2, 4, 2), (5, 0, 2)]
@@ -98,3 +99,57 @@ def test_row_shifts_and_scalings_and_moving_towards_are_numpy_s():
     np.testing.assert_allclose(moved, 0.7 * table + 0.3 * target, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="cannot move"):
         move_towards(moved, target[:, :2], 0.3)
+
+
+@pytest.fixture
+def every_table_cut(monkeypatch):
+    """Every table passed over in 5 parts by the every-core kernels, however small (one thread suffices)."""
+    monkeypatch.setattr(kernels, "_parts", lambda cells: 5 if cells else 1)
+
+
+def _one_core(monkeypatch, call):
+    with monkeypatch.context() as patch:
+        patch.setattr(kernels, "_parts", lambda cells: 1)
+        return call()
+
+
+@pytest.mark.parametrize(("shape", "keep"), list(layouts()) + [((7, 1, 9, 2, 11), (4, 0, 2)), ((3, 13, 5), (1,))])
+def test_a_table_cut_into_parts_gets_the_one_core_values_to_the_last_bit(shape, keep, every_table_cut, monkeypatch):
+    rng = np.random.default_rng(17 + len(shape) + 3 * len(keep))
+    table = rng.normal(size=shape) * 1e3
+    values = rng.normal(size=tuple(shape[k] for k in keep))
+    one = _one_core(monkeypatch, lambda: sum_onto(table, keep))
+    np.testing.assert_array_equal(sum_onto(table, keep), one)
+    spread, spread_one = table.copy(), table.copy()
+    spread_onto(spread, keep, values)
+    _one_core(monkeypatch, lambda: spread_onto(spread_one, keep, values))
+    np.testing.assert_array_equal(spread, spread_one)
+    np.testing.assert_allclose(one, np.einsum(table, list(range(len(shape))), list(keep)), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(300, 7), (40, 3001)])  # short rows, and rows long enough to vectorise
+def test_the_row_kernels_cut_into_parts_get_the_one_core_values(shape, every_table_cut, monkeypatch):
+    rng = np.random.default_rng(5)
+    table, shifts, target = rng.normal(size=shape), rng.normal(size=(shape[0], 1)), rng.normal(size=shape)
+    for kernel in (row_max, row_sum):
+        np.testing.assert_array_equal(kernel(table), _one_core(monkeypatch, lambda k=kernel: k(table)))
+    out, out_one = np.empty_like(table), np.empty_like(table)
+    shift_rows(table, shifts, out)
+    _one_core(monkeypatch, lambda: shift_rows(table, shifts, out_one))
+    scale_rows(out, shifts)
+    _one_core(monkeypatch, lambda: scale_rows(out_one, shifts))
+    move_towards(out, target, 0.25)
+    _one_core(monkeypatch, lambda: move_towards(out_one, target, 0.25))
+    np.testing.assert_array_equal(out, out_one)
+    np.testing.assert_allclose(out, ((table - shifts) * shifts) * 0.75 + 0.25 * target, rtol=1e-12, atol=1e-12)
+
+
+def test_a_large_table_is_cut_on_every_thread_and_sums_as_numpy(monkeypatch):
+    """At the real threshold: a table of 2¹⁸ cells takes the every-core path when there are threads."""
+    shape, keep = (8, 16, 32, 64), (3, 1)
+    assert kernels._parts(int(np.prod(shape))) == (
+        1 if kernels.numba.get_num_threads() < 2 else kernels.PARTS_PER_THREAD * kernels.numba.get_num_threads())
+    table = np.random.default_rng(2).random(shape)
+    got = sum_onto(table, keep)
+    np.testing.assert_array_equal(got, _one_core(monkeypatch, lambda: sum_onto(table, keep)))
+    np.testing.assert_allclose(got, table.sum(axis=(0, 2)).T, rtol=1e-12)

@@ -9,82 +9,117 @@ dimensions, millions of cells) these loops are 2 to 9 times faster and give the 
 to rounding (sums are accumulated in another order). Infinities and NaN keep their meaning. The
 gradient of a fit flows back the other way: a marginal's gradient is added to every cell of the
 clique table that sums into it (``spread_onto``).
+
+A table of at least ``PARALLEL_CELLS`` cells is passed over by every core numba may use (its
+threads; ``NUMBA_NUM_THREADS`` sets how many), cut into parts that write disjoint cells, each in the
+order one core would write them: the values are the same to the last bit on any number of cores.
+On aim's clique tables two cores take half the time of one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
 
 # reassociation (vectorised sums and maxima) without assuming finite values: potentials may hold −inf
 FLAGS = {"reassoc", "nsz", "arcp", "contract"}
+# Tables of at least this many cells are passed over by every core (numba's threads, NUMBA_NUM_THREADS);
+# smaller ones by one, whose pass costs less than waking the others
+PARALLEL_CELLS = 1 << 16
+PARTS_PER_THREAD = 4  # a parallel pass is cut into this many parts per thread, so that uneven parts even out
 
 
-@numba.njit(cache=True, fastmath=FLAGS)
-def _row_max(table: np.ndarray, out: np.ndarray) -> None:
-    for r in range(table.shape[0]):
+def _compiled(function: Callable[..., None]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """``function`` compiled twice: for one core (its ``prange`` is a plain range) and for every core
+    (its ``prange`` iterations run on numba's threads). Each iteration of a kernel's ``prange`` writes
+    cells that no other iteration writes, in the order one core would: both give the same values."""
+    # numba's cache tells compilations apart by the function's name, not by ``parallel``: the every-core
+    # one compiles a copy under its own name
+    every_core = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_every_core")
+    every_core.__qualname__ = every_core.__name__
+    return (numba.njit(cache=True, fastmath=FLAGS)(function),
+            numba.njit(cache=True, fastmath=FLAGS, parallel=True)(every_core))
+
+
+def _parts(cells: int) -> int:
+    """Into how many parts a pass over ``cells`` cells is cut: 1 for a small table or a single thread."""
+    if cells < PARALLEL_CELLS:
+        return 1
+    threads = numba.get_num_threads()
+    return 1 if threads < 2 else PARTS_PER_THREAD * threads
+
+
+def _row_max_body(table: np.ndarray, out: np.ndarray) -> None:
+    for r in numba.prange(table.shape[0]):
         peak = table[r, 0]
         for j in range(1, table.shape[1]):
             peak = max(peak, table[r, j])
         out[r, 0] = peak
 
 
-@numba.njit(cache=True, fastmath=FLAGS)
-def _row_sum(table: np.ndarray, out: np.ndarray) -> None:
-    for r in range(table.shape[0]):
+def _row_sum_body(table: np.ndarray, out: np.ndarray) -> None:
+    for r in numba.prange(table.shape[0]):
         total = 0.0
         for j in range(table.shape[1]):
             total += table[r, j]
         out[r, 0] = total
 
 
+def _shift_rows_body(table: np.ndarray, shifts: np.ndarray, out: np.ndarray) -> None:
+    for r in numba.prange(table.shape[0]):
+        for j in range(table.shape[1]):
+            out[r, j] = table[r, j] - shifts[r, 0]
+
+
+def _scale_rows_body(table: np.ndarray, factors: np.ndarray) -> None:
+    for r in numba.prange(table.shape[0]):
+        for j in range(table.shape[1]):
+            table[r, j] *= factors[r, 0]
+
+
+def _move_towards_body(table: np.ndarray, target: np.ndarray, weight: float) -> None:
+    for i in numba.prange(table.shape[0]):
+        table[i] += weight * (target[i] - table[i])
+
+
+_ROW_MAX, _ROW_SUM = _compiled(_row_max_body), _compiled(_row_sum_body)
+_SHIFT_ROWS, _SCALE_ROWS, _MOVE_TOWARDS = (_compiled(_shift_rows_body), _compiled(_scale_rows_body),
+                                           _compiled(_move_towards_body))
+
+
+def _kernel(pair: tuple[Callable[..., None], Callable[..., None]], cells: int) -> Callable[..., None]:
+    """The one-core or the every-core compilation of a kernel, for a table of ``cells`` cells."""
+    return pair[_parts(cells) > 1]
+
+
 def row_max(table: np.ndarray) -> np.ndarray:
     """Each row's largest value, as a column (rows × 1); every row must have a value."""
     out = np.empty((table.shape[0], 1))
-    _row_max(np.ascontiguousarray(table, dtype=float), out)
+    _kernel(_ROW_MAX, table.size)(np.ascontiguousarray(table, dtype=float), out)
     return out
 
 
 def row_sum(table: np.ndarray) -> np.ndarray:
     """Each row's sum, as a column (rows × 1)."""
     out = np.empty((table.shape[0], 1))
-    _row_sum(np.ascontiguousarray(table, dtype=float), out)
+    _kernel(_ROW_SUM, table.size)(np.ascontiguousarray(table, dtype=float), out)
     return out
-
-
-@numba.njit(cache=True, fastmath=FLAGS)
-def _shift_rows(table: np.ndarray, shifts: np.ndarray, out: np.ndarray) -> None:
-    for r in range(table.shape[0]):
-        for j in range(table.shape[1]):
-            out[r, j] = table[r, j] - shifts[r, 0]
-
-
-@numba.njit(cache=True, fastmath=FLAGS)
-def _scale_rows(table: np.ndarray, factors: np.ndarray) -> None:
-    for r in range(table.shape[0]):
-        for j in range(table.shape[1]):
-            table[r, j] *= factors[r, 0]
-
-
-@numba.njit(cache=True, fastmath=FLAGS)
-def _move_towards(table: np.ndarray, target: np.ndarray, weight: float) -> None:
-    for i in range(table.shape[0]):
-        table[i] += weight * (target[i] - table[i])
 
 
 def shift_rows(table: np.ndarray, shifts: np.ndarray, out: np.ndarray) -> None:
     """``out`` (C-contiguous, the shape of ``table``, may be ``table``) = each row of ``table`` minus
     its entry of ``shifts`` (rows × 1)."""
-    _shift_rows(table, shifts, out)
+    _kernel(_SHIFT_ROWS, table.size)(table, shifts, out)
 
 
 def scale_rows(table: np.ndarray, factors: np.ndarray) -> None:
     """Multiply each row of ``table`` (C-contiguous floats, changed in place) by its entry of
     ``factors`` (rows × 1)."""
-    _scale_rows(table, factors)
+    _kernel(_SCALE_ROWS, table.size)(table, factors)
 
 
 def move_towards(table: np.ndarray, target: np.ndarray, weight: float) -> None:
@@ -92,7 +127,7 @@ def move_towards(table: np.ndarray, target: np.ndarray, weight: float) -> None:
     C-contiguous float arrays of one shape)."""
     if table.shape != target.shape:
         raise ValueError(f"cannot move a table of shape {table.shape} towards one of shape {target.shape}")
-    _move_towards(table.reshape(-1), np.ascontiguousarray(target).reshape(-1), weight)
+    _kernel(_MOVE_TOWARDS, table.size)(table.reshape(-1), np.ascontiguousarray(target).reshape(-1), weight)
 
 
 @numba.njit(cache=True)
@@ -111,44 +146,93 @@ def _next_row(index: np.ndarray, shape: np.ndarray, strides: np.ndarray, base: i
     return base
 
 
-@numba.njit(cache=True, fastmath=FLAGS)
-def _accumulate(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, out: np.ndarray) -> None:
-    """Add every cell of ``flat`` (a C-ordered table of ``shape``) to ``out`` at the position whose
-    offset is Σ index × stride over the axes (stride 0: the axis is summed out). The last axis is
-    the inner loop: a sum when it is summed out, a strided add otherwise; the other axes advance
-    like an odometer."""
-    axes = shape.shape[0]
-    inner, step = shape[axes - 1], strides[axes - 1]
-    index = np.zeros(axes, np.int64)
+@numba.njit(cache=True)
+def _row_start(row: int, shape: np.ndarray, strides: np.ndarray, index: np.ndarray) -> int:
+    """Set ``index`` (all axes but the last) to row ``row`` of the table; that row's offset."""
     base = 0
-    for start in range(0, flat.shape[0], inner):
-        if step == 0:
-            total = 0.0
-            for j in range(inner):
-                total += flat[start + j]
-            out[base] += total
-        else:
-            at = base
-            for j in range(inner):
-                out[at] += flat[start + j]
-                at += step
-        base = _next_row(index, shape, strides, base)
+    for axis in range(shape.shape[0] - 2, -1, -1):
+        index[axis] = row % shape[axis]
+        row //= shape[axis]
+        base += index[axis] * strides[axis]
+    return base
 
 
 @numba.njit(cache=True, fastmath=FLAGS)
-def _spread(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray) -> None:
-    """The transpose of ``_accumulate``: add to every cell of ``flat`` the entry of ``values`` at its
-    offset."""
+def _accumulate_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, out: np.ndarray, axis: int,
+                     low: int, high: int) -> None:
+    """Add the cells of ``flat`` (a C-ordered table of ``shape``) whose index on ``axis`` lies in
+    [low, high) to ``out``, each at the position Σ index × stride over the axes (stride 0: the axis is
+    summed out). The last axis is the inner loop: a sum when it is summed out, a strided add
+    otherwise; the other axes advance like an odometer, over each block of consecutive rows that the
+    range holds (one per index of the axes before ``axis``). Every cell of ``out`` gets its terms in
+    the order of the rows, as in one pass over the whole table."""
+    axes = shape.shape[0]
+    last = axes - 1
+    inner, step = shape[last], strides[last]
+    first, stop = (low, high) if axis == last else (0, inner)
+    outer, across, per = 1, 1, 1  # blocks; indices of ``axis`` in the row order; rows per index of ``axis``
+    if axis < last:
+        for a in range(axis):
+            outer *= shape[a]
+        across = shape[axis]
+        for a in range(axis + 1, last):
+            per *= shape[a]
+    else:
+        low, high, per = 0, 1, flat.shape[0] // max(inner, 1)
+    index = np.zeros(axes, np.int64)
+    for block in range(outer):
+        begin, end = (block * across + low) * per, (block * across + high) * per
+        base = _row_start(begin, shape, strides, index)
+        for row in range(begin, end):
+            start = row * inner
+            if step == 0:
+                total = 0.0
+                for j in range(inner):
+                    total += flat[start + j]
+                out[base] += total
+            else:
+                at = base + first * step
+                for j in range(first, stop):
+                    out[at] += flat[start + j]
+                    at += step
+            base = _next_row(index, shape, strides, base)
+
+
+def _accumulate_body(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, out: np.ndarray, axis: int,
+                     parts: int) -> None:
+    """``_accumulate_part`` over the whole table, cut into ``parts`` ranges of ``axis``, a kept axis:
+    the ranges add into disjoint cells of ``out``, so they may run at once."""
+    size = shape[axis]
+    for part in numba.prange(parts):
+        _accumulate_part(flat, shape, strides, out, axis, part * size // parts, (part + 1) * size // parts)
+
+
+@numba.njit(cache=True, fastmath=FLAGS)
+def _spread_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray, begin: int,
+                 end: int) -> None:
+    """The transpose of ``_accumulate_part`` on rows [begin, end): add to every cell of ``flat`` the
+    entry of ``values`` at its offset."""
     axes = shape.shape[0]
     inner, step = shape[axes - 1], strides[axes - 1]
     index = np.zeros(axes, np.int64)
-    base = 0
-    for start in range(0, flat.shape[0], inner):
+    base = _row_start(begin, shape, strides, index)
+    for row in range(begin, end):
+        start = row * inner
         at = base
         for j in range(inner):
             flat[start + j] += values[at]
             at += step
         base = _next_row(index, shape, strides, base)
+
+
+def _spread_body(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray, parts: int) -> None:
+    """``_spread_part`` over the whole table, cut into ``parts`` ranges of rows (each writes its own cells)."""
+    rows = flat.shape[0] // shape[shape.shape[0] - 1]
+    for part in numba.prange(parts):
+        _spread_part(flat, shape, strides, values, part * rows // parts, (part + 1) * rows // parts)
+
+
+_ACCUMULATE, _SPREAD = _compiled(_accumulate_body), _compiled(_spread_body)
 
 
 def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -175,6 +259,16 @@ def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray,
     return np.array(merged_shape, dtype=np.int64), np.array(merged_strides, dtype=np.int64), small
 
 
+def _cut_axis(strides: np.ndarray) -> int | None:
+    """The kept axis (merged, as ``_merged_axes`` lays them out) along which a parallel sum is cut:
+    the outer axis of the largest stride, so that the parts write far-apart cells of the result (not
+    neighbours on one cache line); the inner axis only when no other is kept; None when none is."""
+    outer = [a for a in range(len(strides) - 1) if strides[a]]
+    if outer:
+        return max(outer, key=lambda a: strides[a])
+    return len(strides) - 1 if strides[-1] else None
+
+
 def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     """``table`` summed over every axis not in ``keep`` (distinct axis positions), the result's axes
     in ``keep``'s order: a new C-contiguous float array, in one pass over the table."""
@@ -184,7 +278,9 @@ def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     shape, strides, small = _merged_axes(table.shape, keep)
     out = np.zeros(math.prod(small))
     if table.size:
-        _accumulate(table.reshape(-1), shape, strides, out)
+        axis = _cut_axis(strides)
+        cells = table.size if axis is not None else 0  # keep = []: one total, summed by one core
+        _kernel(_ACCUMULATE, cells)(table.reshape(-1), shape, strides, out, axis or 0, _parts(cells))
     return out.reshape(small)
 
 
@@ -202,4 +298,5 @@ def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray) -> N
         raise ValueError(f"values of shape {np.shape(values)} cannot spread along axes {list(keep)} of a table "
                          f"of shape {table.shape}")
     if table.size:
-        _spread(table.reshape(-1), shape, strides, np.ascontiguousarray(values, dtype=float).reshape(-1))
+        _kernel(_SPREAD, table.size)(table.reshape(-1), shape, strides,
+                                     np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
