@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -153,3 +156,24 @@ def test_a_large_table_is_cut_on_every_thread_and_sums_as_numpy(monkeypatch):
     got = sum_onto(table, keep)
     np.testing.assert_array_equal(got, _one_core(monkeypatch, lambda: sum_onto(table, keep)))
     np.testing.assert_allclose(got, table.sum(axis=(0, 2)).T, rtol=1e-12)
+
+
+THREADS_AT_ONCE = """
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from synth.model.kernels import sum_onto
+tables = [np.random.default_rng(seed).random((64, 64, 256)) for seed in range(8)]
+def work(table):
+    return all(np.allclose(sum_onto(table, (2, 0)), table.sum(axis=1).T) for _ in range(50))
+with ThreadPoolExecutor(8) as pool:
+    print("ok" if all(pool.map(work, tables)) else "wrong")
+"""
+
+
+def test_threads_of_one_process_may_sum_large_tables_at_once():
+    """numba's own thread pool (the layer it falls back on without OpenMP or TBB) takes one caller at a
+    time and crashes the process when two call at once: other threads get the one-core kernel."""
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", THREADS_AT_ONCE], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -13,14 +13,17 @@ clique table that sums into it (``spread_onto``).
 A table of at least ``PARALLEL_CELLS`` cells is passed over by every core numba may use (its
 threads; ``NUMBA_NUM_THREADS`` sets how many), cut into parts that write disjoint cells, each in the
 order one core would write them: the values are the same to the last bit on any number of cores.
-On aim's clique tables two cores take half the time of one.
+On aim's clique tables two cores take half the time of one. One thread of a process passes over a
+table that way at a time (numba's own thread pool would crash on two); the others use one core.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import types
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numba
 import numpy as np
@@ -31,6 +34,7 @@ FLAGS = {"reassoc", "nsz", "arcp", "contract"}
 # smaller ones by one, whose pass costs less than waking the others
 PARALLEL_CELLS = 1 << 16
 PARTS_PER_THREAD = 4  # a parallel pass is cut into this many parts per thread, so that uneven parts even out
+_EVERY_CORE = threading.Lock()  # held while an every-core kernel runs
 
 
 def _compiled(function: Callable[..., None]) -> tuple[Callable[..., None], Callable[..., None]]:
@@ -91,35 +95,43 @@ _SHIFT_ROWS, _SCALE_ROWS, _MOVE_TOWARDS = (_compiled(_shift_rows_body), _compile
                                            _compiled(_move_towards_body))
 
 
-def _kernel(pair: tuple[Callable[..., None], Callable[..., None]], cells: int) -> Callable[..., None]:
-    """The one-core or the every-core compilation of a kernel, for a table of ``cells`` cells."""
-    return pair[_parts(cells) > 1]
+def _run(pair: tuple[Callable[..., None], Callable[..., None]], cells: int, *args: Any) -> None:
+    """A kernel on a table of ``cells`` cells: its every-core compilation when the table is large and
+    no other thread of this process is running one (numba's default thread pool takes one caller at
+    a time), else its one-core compilation, which gives the same values."""
+    if _parts(cells) > 1 and _EVERY_CORE.acquire(blocking=False):
+        try:
+            pair[1](*args)
+        finally:
+            _EVERY_CORE.release()
+    else:
+        pair[0](*args)
 
 
 def row_max(table: np.ndarray) -> np.ndarray:
     """Each row's largest value, as a column (rows × 1); every row must have a value."""
     out = np.empty((table.shape[0], 1))
-    _kernel(_ROW_MAX, table.size)(np.ascontiguousarray(table, dtype=float), out)
+    _run(_ROW_MAX, table.size, np.ascontiguousarray(table, dtype=float), out)
     return out
 
 
 def row_sum(table: np.ndarray) -> np.ndarray:
     """Each row's sum, as a column (rows × 1)."""
     out = np.empty((table.shape[0], 1))
-    _kernel(_ROW_SUM, table.size)(np.ascontiguousarray(table, dtype=float), out)
+    _run(_ROW_SUM, table.size, np.ascontiguousarray(table, dtype=float), out)
     return out
 
 
 def shift_rows(table: np.ndarray, shifts: np.ndarray, out: np.ndarray) -> None:
     """``out`` (C-contiguous, the shape of ``table``, may be ``table``) = each row of ``table`` minus
     its entry of ``shifts`` (rows × 1)."""
-    _kernel(_SHIFT_ROWS, table.size)(table, shifts, out)
+    _run(_SHIFT_ROWS, table.size, table, shifts, out)
 
 
 def scale_rows(table: np.ndarray, factors: np.ndarray) -> None:
     """Multiply each row of ``table`` (C-contiguous floats, changed in place) by its entry of
     ``factors`` (rows × 1)."""
-    _kernel(_SCALE_ROWS, table.size)(table, factors)
+    _run(_SCALE_ROWS, table.size, table, factors)
 
 
 def move_towards(table: np.ndarray, target: np.ndarray, weight: float) -> None:
@@ -127,7 +139,7 @@ def move_towards(table: np.ndarray, target: np.ndarray, weight: float) -> None:
     C-contiguous float arrays of one shape)."""
     if table.shape != target.shape:
         raise ValueError(f"cannot move a table of shape {table.shape} towards one of shape {target.shape}")
-    _kernel(_MOVE_TOWARDS, table.size)(table.reshape(-1), np.ascontiguousarray(target).reshape(-1), weight)
+    _run(_MOVE_TOWARDS, table.size, table.reshape(-1), np.ascontiguousarray(target).reshape(-1), weight)
 
 
 @numba.njit(cache=True)
@@ -280,7 +292,7 @@ def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     if table.size:
         axis = _cut_axis(strides)
         cells = table.size if axis is not None else 0  # keep = []: one total, summed by one core
-        _kernel(_ACCUMULATE, cells)(table.reshape(-1), shape, strides, out, axis or 0, _parts(cells))
+        _run(_ACCUMULATE, cells, table.reshape(-1), shape, strides, out, axis or 0, _parts(cells))
     return out.reshape(small)
 
 
@@ -298,5 +310,5 @@ def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray) -> N
         raise ValueError(f"values of shape {np.shape(values)} cannot spread along axes {list(keep)} of a table "
                          f"of shape {table.shape}")
     if table.size:
-        _kernel(_SPREAD, table.size)(table.reshape(-1), shape, strides,
+        _run(_SPREAD, table.size, table.reshape(-1), shape, strides,
                                      np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
