@@ -34,6 +34,7 @@ FLAGS = {"reassoc", "nsz", "arcp", "contract"}
 # smaller ones by one, whose pass costs less than waking the others
 PARALLEL_CELLS = 1 << 16
 PARTS_PER_THREAD = 4  # a parallel pass is cut into this many parts per thread, so that uneven parts even out
+BLOCK_CELLS = 4096  # a sum is cut along an axis only when its blocks of consecutive rows hold this many cells
 _EVERY_CORE = threading.Lock()  # held while an every-core kernel runs
 
 
@@ -271,14 +272,17 @@ def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray,
     return np.array(merged_shape, dtype=np.int64), np.array(merged_strides, dtype=np.int64), small
 
 
-def _cut_axis(strides: np.ndarray) -> int | None:
-    """The kept axis (merged, as ``_merged_axes`` lays them out) along which a parallel sum is cut:
-    the outer axis of the largest stride, so that the parts write far-apart cells of the result (not
-    neighbours on one cache line); the inner axis only when no other is kept; None when none is."""
-    outer = [a for a in range(len(strides) - 1) if strides[a]]
-    if outer:
-        return max(outer, key=lambda a: strides[a])
-    return len(strides) - 1 if strides[-1] else None
+def _cut_axis(shape: np.ndarray, strides: np.ndarray) -> int | None:
+    """The kept axis (merged, as ``_merged_axes`` lays them out) along which a sum is cut into parts,
+    or None for one pass on one core: the first kept axis, when each of its blocks of consecutive rows
+    (one per index of the axes before it) holds at least ``BLOCK_CELLS`` cells; smaller blocks cost
+    more to start than their part saves. None too when no axis is kept."""
+    kept = np.flatnonzero(strides)
+    if not kept.size:
+        return None
+    axis = int(kept[0])
+    blocks = math.prod(int(n) for n in shape[:axis]) if axis < len(shape) - 1 else math.prod(int(n) for n in shape[:-1])
+    return axis if math.prod(int(n) for n in shape) >= BLOCK_CELLS * blocks else None
 
 
 def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
@@ -290,8 +294,8 @@ def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     shape, strides, small = _merged_axes(table.shape, keep)
     out = np.zeros(math.prod(small))
     if table.size:
-        axis = _cut_axis(strides)
-        cells = table.size if axis is not None else 0  # keep = []: one total, summed by one core
+        axis = _cut_axis(shape, strides)
+        cells = table.size if axis is not None else 0  # one pass on one core
         _run(_ACCUMULATE, cells, table.reshape(-1), shape, strides, out, axis or 0, _parts(cells))
     return out.reshape(small)
 
