@@ -166,6 +166,36 @@ def test_marginals_are_cached_and_read_only():
         model.marginal(("a", "zz"))
 
 
+
+def test_marginals_across_cliques_share_each_cliques_factor(monkeypatch):
+    """Marginals spanning cliques sum each clique's table onto what they keep once per model, and are
+    the values a fresh model computes for each alone, to the last bit."""
+    import synth.model.graphical as graphical
+
+    structure = [("a", "b", "c"), ("c", "d"), ("d", "e", "f")]
+    wanted = [("a", "e"), ("b", "e"), ("a", "f"), ("b", "f"), ("a", "e"), ("a", "d", "f")]
+    model = random_model(structure, seed=4)
+    big = {model.cliques.index(c) for c in model.cliques if set(c) in ({"a", "b", "c"}, {"d", "e", "f"})}
+    summed: list[int] = []
+    real = graphical.marginalise
+
+    def counting(table, attrs, keep):
+        summed.append(table.size)
+        return real(table, attrs, keep)
+
+    monkeypatch.setattr(graphical, "marginalise", counting)
+    got = [model.marginal(q) for q in wanted]
+    monkeypatch.setattr(graphical, "marginalise", real)
+    for q, table in zip(wanted, got):
+        assert np.array_equal(table, random_model(structure, seed=4).marginal(q))
+        np.testing.assert_allclose(table, brute_force_marginal(model, q), rtol=1e-9)
+    sizes = {model.domain.size(model.cliques[i]) for i in big}
+    # each big clique is summed onto (its separator with) a, b, e, f: once per kept set, not once per marginal
+    passes = sum(size in sizes for size in summed)
+    assert passes <= 2 * 3, summed
+    with pytest.raises(ValueError):
+        got[0][0, 0] = 1.0
+
 def test_covering_subtrees_are_minimal_per_independent_part_and_merging_bounds_the_size():
     names = tuple("abcdefg")
     domain = Domain(names, (2, 3, 4, 5, 6, 7, 8))

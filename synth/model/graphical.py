@@ -30,7 +30,7 @@ from synth.model.junction_tree import JunctionTree
 from synth.model.kernels import row_max, row_sum, scale_rows, shift_rows, spread_onto, sum_onto
 from synth.model.sampling import DEFAULT_DRAWS, Draws, draw_given
 
-MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals kept per model (oldest dropped first)
+MARGINAL_CACHE_BYTES = 128 * 2**20  # marginals and elimination factors kept per model (oldest dropped first)
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,16 @@ def eliminate(domain: Domain, factors: Sequence[tuple[tuple[str, ...], np.ndarra
     return _contract(factors, attrs)
 
 
+@dataclass(frozen=True)
+class _Factor:
+    """The key of a clique's table summed onto ``kept`` (and, when ``conditional``, divided by its
+    separator's marginal): a factor of variable elimination (``CalibratedTree._eliminate_within``)."""
+
+    clique: int
+    kept: tuple[str, ...]
+    conditional: bool
+
+
 class CalibratedTree:
     """A distribution over ``domain`` that factorises along ``junction_tree``, given by its clique
     marginals (counts summing to ``total``): exact marginals, sampling and conditioning.
@@ -173,7 +183,7 @@ class CalibratedTree:
         self.domain = domain
         self.junction_tree = junction_tree
         self.total = float(total)
-        self._cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._cache: dict[tuple[str, ...] | _Factor, np.ndarray] = {}  # marginals and elimination factors
         self._cache_bytes = 0
 
     def _calibrated(self) -> list[np.ndarray]:
@@ -208,7 +218,7 @@ class CalibratedTree:
             self._remember(key, table)
         return table.transpose([key.index(a) for a in attrs])
 
-    def _remember(self, key: tuple[str, ...], table: np.ndarray) -> None:
+    def _remember(self, key: tuple[str, ...] | _Factor, table: np.ndarray) -> None:
         self._cache[key] = table
         self._cache_bytes += table.nbytes
         while self._cache_bytes > MARGINAL_CACHE_BYTES and len(self._cache) > 1:
@@ -272,10 +282,15 @@ class CalibratedTree:
             return marginalise(tables[only], self.cliques[only], attrs)
         factors: list[tuple[tuple[str, ...], np.ndarray]] = []
         for above, child, separator, kept in self._subtree_walk(attrs, subtree):
-            table = marginalise(tables[child], self.cliques[child], kept)
-            if above is not None:
-                sums = align(marginalise(table, kept, separator), separator, kept)
-                table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
+            key = _Factor(child, kept, above is not None)
+            table = self._cache.get(key)
+            if table is None:  # many marginals share a clique's factor: it is summed from the clique once
+                table = marginalise(tables[child], self.cliques[child], kept)
+                if above is not None:
+                    sums = align(marginalise(table, kept, separator), separator, kept)
+                    table = np.divide(table, sums, out=np.zeros_like(table), where=sums > 0)
+                table.flags.writeable = False
+                self._remember(key, table)
             factors.append((kept, table))
         return eliminate(self.domain, factors, attrs)
 
