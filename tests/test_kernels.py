@@ -109,6 +109,7 @@ def every_table_cut(monkeypatch):
     """Every table passed over in 5 parts by the every-core kernels, however small (one thread suffices)."""
     monkeypatch.setattr(kernels, "_parts", lambda cells: 5 if cells else 1)
     monkeypatch.setattr(kernels, "BLOCK_CELLS", 1)
+    monkeypatch.setattr(kernels, "PARALLEL_CELLS", 1)
 
 
 def _one_core(monkeypatch, call):

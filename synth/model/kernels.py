@@ -294,8 +294,8 @@ def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     shape, strides, small = _merged_axes(table.shape, keep)
     out = np.zeros(math.prod(small))
     if table.size:
-        axis = _cut_axis(shape, strides)
-        cells = table.size if axis is not None else 0  # one pass on one core
+        axis = _cut_axis(shape, strides) if table.size >= PARALLEL_CELLS else None
+        cells = table.size if axis is not None else 0  # else one pass on one core
         _run(_ACCUMULATE, cells, table.reshape(-1), shape, strides, out, axis or 0, _parts(cells))
     return out.reshape(small)
 
