@@ -179,3 +179,39 @@ def test_threads_of_one_process_may_sum_large_tables_at_once():
     done = subprocess.run([sys.executable, "-c", THREADS_AT_ONCE], capture_output=True, text=True, env=env,
                           timeout=300, check=False)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+FIRST_PROCESS = """
+import numpy as np
+from synth.model.kernels import row_sum, spread_onto, sum_onto
+table = np.random.default_rng(0).normal(size=(4, 5, 6))
+sum_onto(table, (2, 0)); spread_onto(table, (1,), np.zeros(5)); row_sum(table.reshape(4, -1))
+"""
+SECOND_PROCESS = """
+import numpy as np
+from synth.model import kernels
+kernels.BLOCK_CELLS = kernels.PARALLEL_CELLS = 1
+same = True
+for seed in range(20):
+    table = np.random.default_rng(seed).normal(size=(3, 2, 1, 2, 4, 2)) * 1e3
+    rows = np.random.default_rng(seed).normal(size=(7, 203)) * 1e3
+    kernels._parts = lambda cells: 1
+    one = kernels.sum_onto(table, (2, 1, 0)), kernels.row_sum(rows)
+    kernels._parts = lambda cells: 5
+    many = kernels.sum_onto(table, (2, 1, 0)), kernels.row_sum(rows)
+    same &= all(np.array_equal(a, b) for a, b in zip(one, many))
+print("same" if same else "different")
+"""
+
+
+def test_the_one_core_kernels_cached_by_another_process_agree_with_the_every_core_ones(tmp_path):
+    """A process (here under numba's own thread pool) compiles and caches the one-core kernels; the next
+    compiles the every-core ones and loads the others from the cache. Their sums must still agree to the
+    last bit: with reassociated (vectorised) sums the two compilations summed in different orders."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "2"}
+    first = subprocess.run([sys.executable, "-c", FIRST_PROCESS], capture_output=True, text=True, timeout=300,
+                           env={**env, "NUMBA_THREADING_LAYER": "workqueue"}, check=False)
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = subprocess.run([sys.executable, "-c", SECOND_PROCESS], capture_output=True, text=True, timeout=300,
+                            env=env, check=False)
+    assert second.returncode == 0 and second.stdout.strip() == "same", second.stdout + second.stderr[-2000:]

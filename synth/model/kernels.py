@@ -28,8 +28,11 @@ from typing import Any
 import numba
 import numpy as np
 
-# reassociation (vectorised sums and maxima) without assuming finite values: potentials may hold −inf
-FLAGS = {"reassoc", "nsz", "arcp", "contract"}
+# A row's maximum may be taken in any order (vectorised; its value does not depend on the order, but for the sign
+# of a zero, which the exp that follows erases), without assuming finite values: potentials may hold −inf. Every
+# other kernel keeps IEEE order (no reassociation, no fused multiply-add), so that any compilation of it, on one
+# core or on every core, gives the same bits; its sums run in a fixed order of four lanes (``_sum_run``).
+MAX_FLAGS = {"reassoc", "nsz", "arcp", "contract"}
 # Tables of at least this many cells are passed over by every core (numba's threads, NUMBA_NUM_THREADS);
 # smaller ones by one, whose pass costs less than waking the others
 PARALLEL_CELLS = 1 << 16
@@ -38,7 +41,8 @@ BLOCK_CELLS = 4096  # a sum is cut along an axis only when its blocks of consecu
 _EVERY_CORE = threading.Lock()  # held while an every-core kernel runs
 
 
-def _compiled(function: Callable[..., None]) -> tuple[Callable[..., None], Callable[..., None]]:
+def _compiled(function: Callable[..., None], fastmath: set[str] | bool = False,
+              ) -> tuple[Callable[..., None], Callable[..., None]]:
     """``function`` compiled twice: for one core (its ``prange`` is a plain range) and for every core
     (its ``prange`` iterations run on numba's threads). Each iteration of a kernel's ``prange`` writes
     cells that no other iteration writes, in the order one core would: both give the same values."""
@@ -46,8 +50,8 @@ def _compiled(function: Callable[..., None]) -> tuple[Callable[..., None], Calla
     # one compiles a copy under its own name
     every_core = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_every_core")
     every_core.__qualname__ = every_core.__name__
-    return (numba.njit(cache=True, fastmath=FLAGS)(function),
-            numba.njit(cache=True, fastmath=FLAGS, parallel=True)(every_core))
+    return (numba.njit(cache=True, fastmath=fastmath)(function),
+            numba.njit(cache=True, fastmath=fastmath, parallel=True)(every_core))
 
 
 def _parts(cells: int) -> int:
@@ -66,12 +70,29 @@ def _row_max_body(table: np.ndarray, out: np.ndarray) -> None:
         out[r, 0] = peak
 
 
+@numba.njit(cache=True)
+def _sum_run(flat: np.ndarray, start: int, length: int) -> float:
+    """Σ flat[start : start + length] in one fixed order: four running sums of every fourth cell,
+    added as (s0 + s1) + (s2 + s3), then the last cells in turn. The compiler may pack the four
+    sums into one vector but not reorder them, so every compilation gives the same bits."""
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= length:
+        s0 += flat[start + j]
+        s1 += flat[start + j + 1]
+        s2 += flat[start + j + 2]
+        s3 += flat[start + j + 3]
+        j += 4
+    total = (s0 + s1) + (s2 + s3)
+    while j < length:
+        total += flat[start + j]
+        j += 1
+    return total
+
+
 def _row_sum_body(table: np.ndarray, out: np.ndarray) -> None:
     for r in numba.prange(table.shape[0]):
-        total = 0.0
-        for j in range(table.shape[1]):
-            total += table[r, j]
-        out[r, 0] = total
+        out[r, 0] = _sum_run(table[r], 0, table.shape[1])
 
 
 def _shift_rows_body(table: np.ndarray, shifts: np.ndarray, out: np.ndarray) -> None:
@@ -91,7 +112,7 @@ def _move_towards_body(table: np.ndarray, target: np.ndarray, weight: float) -> 
         table[i] += weight * (target[i] - table[i])
 
 
-_ROW_MAX, _ROW_SUM = _compiled(_row_max_body), _compiled(_row_sum_body)
+_ROW_MAX, _ROW_SUM = _compiled(_row_max_body, MAX_FLAGS), _compiled(_row_sum_body)
 _SHIFT_ROWS, _SCALE_ROWS, _MOVE_TOWARDS = (_compiled(_shift_rows_body), _compiled(_scale_rows_body),
                                            _compiled(_move_towards_body))
 
@@ -170,7 +191,7 @@ def _row_start(row: int, shape: np.ndarray, strides: np.ndarray, index: np.ndarr
     return base
 
 
-@numba.njit(cache=True, fastmath=FLAGS)
+@numba.njit(cache=True)
 def _accumulate_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, out: np.ndarray, axis: int,
                      low: int, high: int) -> None:
     """Add the cells of ``flat`` (a C-ordered table of ``shape``) whose index on ``axis`` lies in
@@ -199,10 +220,7 @@ def _accumulate_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, o
         for row in range(begin, end):
             start = row * inner
             if step == 0:
-                total = 0.0
-                for j in range(inner):
-                    total += flat[start + j]
-                out[base] += total
+                out[base] += _sum_run(flat, start, inner)
             else:
                 at = base + first * step
                 for j in range(first, stop):
@@ -220,7 +238,7 @@ def _accumulate_body(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, o
         _accumulate_part(flat, shape, strides, out, axis, part * size // parts, (part + 1) * size // parts)
 
 
-@numba.njit(cache=True, fastmath=FLAGS)
+@numba.njit(cache=True)
 def _spread_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray, begin: int,
                  end: int) -> None:
     """The transpose of ``_accumulate_part`` on rows [begin, end): add to every cell of ``flat`` the
