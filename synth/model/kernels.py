@@ -267,7 +267,7 @@ _ACCUMULATE, _SPREAD = _compiled(_accumulate_body), _compiled(_spread_body)
 
 
 def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-    """The layout ``_accumulate`` and ``_spread`` walk: a table of ``shape`` whose axes ``keep`` (in
+    """The layout ``_accumulate_part`` and ``_spread_part`` walk: a table of ``shape`` whose axes ``keep`` (in
     that order) index a smaller table. Each axis gets its stride in the smaller table (0 for the
     others); neighbouring axes that move together (both left out, or kept next to each other in
     the same order) are merged, so that the inner loop is as long as it can be. Also the smaller
@@ -299,7 +299,7 @@ def _cut_axis(shape: np.ndarray, strides: np.ndarray) -> int | None:
     if not kept.size:
         return None
     axis = int(kept[0])
-    blocks = math.prod(int(n) for n in shape[:axis]) if axis < len(shape) - 1 else math.prod(int(n) for n in shape[:-1])
+    blocks = math.prod(int(n) for n in shape[:axis])  # for the inner axis: every row
     return axis if math.prod(int(n) for n in shape) >= BLOCK_CELLS * blocks else None
 
 
@@ -333,4 +333,4 @@ def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray) -> N
                          f"of shape {table.shape}")
     if table.size:
         _run(_SPREAD, table.size, table.reshape(-1), shape, strides,
-                                     np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
+             np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
