@@ -10,7 +10,17 @@ import pytest
 
 from synth.columns.domain import Domain
 from synth.engines import make_engine
-from synth.engines.aim_plan import DENSE_DEVIATIONS, cell_signal, covering_rounds, dense_plan, planned_rounds
+from synth.engines.aim_plan import (
+    DENSE_DEVIATIONS,
+    GRADED_DEVIATIONS,
+    SPARE_DEVIATIONS,
+    budget_rounds_per_column,
+    cell_signal,
+    covering_rounds,
+    dense_plan,
+    graded_plan,
+    planned_rounds,
+)
 from synth.engines.base import EngineResult
 from synth.privacy import gaussian_sigma
 from synth.progress import SILENT
@@ -119,3 +129,53 @@ def test_a_sparse_table_keeps_the_budgets_plan():
     total, planned, result = _run_unset(*chain_data(2000), 0.3)
     round_one = next(m for m in result.measurements if len(m.attrs) > 1)
     assert round_one.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
+
+
+def test_a_plan_whose_cells_hold_signal_to_spare_grows_until_they_hold_two_deviations():
+    domain = Domain(tuple("abcdefghij"), (2,) * 10)
+    workload = list(itertools.combinations(domain.names, 3))  # 120 triples of 8 cells: covering plan 80
+
+    def deviation(plan: int) -> float:
+        return float(np.sqrt(plan))
+
+    def rows_holding(signal: float, plan: int) -> float:
+        return signal * deviation(plan) * 8
+
+    floor = 0.001  # a budget held at the floor of 2 rounds per column
+    assert budget_rounds_per_column(floor) < 2
+
+    assert graded_plan(rows_holding(SPARE_DEVIATIONS * 0.99, 20), 20, workload, 10, domain, deviation, floor) == 20
+    at_three_and_a_half = graded_plan(rows_holding(3.5, 20), 20, workload, 10, domain, deviation, floor)
+    assert at_three_and_a_half == round(20 * (3.5 / GRADED_DEVIATIONS) ** 2)  # 61
+    assert cell_signal(rows_holding(3.5, 20), deviation(61), workload, domain) == pytest.approx(2.0, rel=0.01)
+    assert graded_plan(rows_holding(6.0, 20), 20, workload, 10, domain, deviation, floor) == covering_rounds(120, 10)
+    assert graded_plan(rows_holding(6.0, 100), 100, workload, 10, domain, deviation, floor) == 100  # never fewer
+    # above the floor the budget's plan stands, however strong the signal
+    above = 0.2
+    assert budget_rounds_per_column(above) > 2
+    assert graded_plan(rows_holding(6.0, 20), 20, workload, 10, domain, deviation, above) == 20
+
+
+def test_aim_measures_its_rounds_at_the_graded_plans_budget_on_a_table_with_signal_to_spare():
+    domain = Domain(tuple("abcdefghij"), (2,) * 10)
+    rho = curator_for(np.zeros((1, 10), dtype=int), domain, 0.3).remaining()
+    planned = planned_rounds(10, rho)
+    rows = int(3.5 * 8 * gaussian_sigma(1.0, 0.9 * rho / planned))  # 3.5 deviations a cell at the planned rounds
+    rng = np.random.default_rng(4)
+    codes = np.column_stack(np.unravel_index(rng.choice(2 ** 10, size=rows, p=rng.dirichlet(np.full(2 ** 10, 0.5))),
+                                             (2,) * 10))
+    result = make_engine("aim", {"iterations": 10}).describe(curator_for(codes, domain, 0.3), SILENT)
+    first = result.measurements[0]
+    noisy_rows = float(first.values.sum())
+    workload = list(itertools.combinations(domain.names, 3))
+
+    def deviation(plan: int) -> float:
+        return gaussian_sigma(1.0, 0.9 * rho / plan)
+
+    graded = graded_plan(noisy_rows, planned, workload, 10, domain, deviation, rho)
+    assert 2.5 * planned < graded < covering_rounds(120, 10)  # about 3 times the planned rounds, below the cover
+    # the other columns' 1-way marginals take a whole round each (few rows: one_way_share is 1), at the graded plan
+    second = result.measurements[1]
+    left = rho - 0.9 * rho / planned  # after the first 1-way marginal
+    assert second.attrs == ("b",)
+    assert second.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * left / (graded - 1)), rel=1e-9)

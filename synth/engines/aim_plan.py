@@ -24,6 +24,9 @@ ONE_WAY_SIGNAL = 600.0
 # A table is dense when a workload marginal's mean cell, measured in a round of the covering plan, holds at
 # least this many noise deviations (dense_plan)
 DENSE_DEVIATIONS = 4.0
+# A table that is not dense but whose workload marginal's mean cell holds at least SPARE_DEVIATIONS noise
+# deviations at the planned rounds gets more rounds, as many as keep GRADED_DEVIATIONS (graded_plan)
+SPARE_DEVIATIONS, GRADED_DEVIATIONS = 3.0, 2.0
 # Fitting iterations after each round when unset: ITERATIONS up to this many rounds per column, fewer beyond
 ITERATIONS, MIN_ITERATIONS, ROUNDS_AT_FULL_ITERATIONS = 100, 25, 4
 
@@ -45,8 +48,13 @@ def planned_rounds(columns: int, rho: float) -> int:
     columns) tells those apart. A large budget gains from many rounds (adult_coded at ε = 10: 0.055 with
     30, 0.050 with 240), hence the growth with ρ. Dense tables get their own plan (``dense_plan``). It
     reads the budget and the number of columns only."""
-    per_column = 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
-    return round(columns * min(max(per_column, FEWEST_PER_COLUMN), MOST_PER_COLUMN))
+    return round(columns * min(max(budget_rounds_per_column(rho), FEWEST_PER_COLUMN), MOST_PER_COLUMN))
+
+
+def budget_rounds_per_column(rho: float) -> float:
+    """The rounds per column that a budget of ``rho`` asks for, before ``planned_rounds`` keeps them
+    within 2 and 16: 4 (ρ / 0.12)^(1/3)."""
+    return 4 * (rho / RHO_AT_FOUR) ** (1 / 3)
 
 
 def signal_of(rows: float, deviation: float) -> float:
@@ -138,6 +146,37 @@ def dense_plan(rows: float, rounds: int, workload: Sequence[tuple[str, ...]], co
     if cell_signal(rows, deviation_of(plan), workload, domain) < DENSE_DEVIATIONS:
         return None
     return plan
+
+
+def graded_plan(rows: float, rounds: int, workload: Sequence[tuple[str, ...]], columns: int, domain: Domain,
+                deviation_of: Callable[[int], float], rho: float) -> int:
+    """The rounds for a table that is not dense (``dense_plan`` gave None) with a budget of ``rho``:
+    ``rounds`` (the planned ones), or more when the budget's plan is held at its floor of 2 rounds per
+    column (``budget_rounds_per_column`` below 2) and a workload marginal's mean cell at those rounds
+    still holds ``SPARE_DEVIATIONS`` (3) noise deviations or more (``cell_signal``): then as many as
+    keep ``GRADED_DEVIATIONS`` (2), T = rounds × (signal / 2)², up to the covering plan
+    (``covering_rounds``). A cell's signal falls as the square root of the rounds, each round's
+    budget being the total over the rounds.
+
+    ``planned_rounds`` gives a small budget few rounds so that each moves the model, and no fewer
+    than 2 per column; a table whose cells hold several deviations even then has signal to spare,
+    which more rounds turn into more measured marginals. Above the floor the plan already grows
+    with the budget. Chosen on the accuracy suite's tuning half (``synth run`` with the public
+    profile, δ = 1e-9, mean 3-way TVD, seeds 0–2; benchmarks/RESULTS.md, 2026-12-02 11:35): at ε = 0.3
+    mpls_stops (3.15 deviations at the planned 20 rounds: 50; seeds 0–5) 0.0430 → 0.0399 (mbi 2.0's AIM 0.0413)
+    and nass_cds (4.82: 26 → 104) 0.0322 → 0.0320 (mbi 0.0331); at ε = 1 cpssw8 (2.62) and flights
+    (2.59) lost with a start at 2 deviations (1.036, 1.012), hence 3; flights at ε = 3 (5.2 deviations,
+    above the floor: 52 → 104 rounds) gained nothing (0.0552 → 0.0554, seed 0), hence the floor. On
+    the checking half it starts nowhere at ε = 0.3, 1 or 3; outside the suite, on gss_abortion at ε =
+    0.3 (7.03: 28 → 112), 0.0327 → 0.0297 (mbi 0.0293). It reads a noisy total, the budget and public
+    sizes only."""
+    if budget_rounds_per_column(rho) >= FEWEST_PER_COLUMN:
+        return rounds
+    signal = cell_signal(rows, deviation_of(rounds), workload, domain)
+    if signal < SPARE_DEVIATIONS:
+        return rounds
+    most = max(rounds, covering_rounds(len(workload), columns))
+    return min(most, round(rounds * (signal / GRADED_DEVIATIONS) ** 2))
 
 
 def planned_iterations(columns: int, rounds: int) -> int:
