@@ -43,8 +43,13 @@ def test_spread_onto_is_the_broadcast_add_and_the_transpose_of_sum_onto(shape, k
     broadcast = values.transpose([keep.index(a) for a in present]).reshape(
         [shape[a] if a in keep else 1 for a in range(len(shape))])
     expected = table + broadcast
+    base, original = table.copy(), table.copy()
+    started = np.full(shape, np.nan)  # every cell is written from the base
+    spread_onto(started, keep, values, base=base)
     spread_onto(table, keep, values)
     np.testing.assert_allclose(table, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(started, table)  # the same values as a copy and a spread in place
+    np.testing.assert_array_equal(base, original)  # the base is left alone
     # the transpose: <sum_onto(x), v> = <x, spread(v)> for any x
     x = rng.normal(size=shape)
     spread = np.zeros(shape)
@@ -67,6 +72,8 @@ def test_spread_onto_refuses_what_it_cannot_change_in_place():
         spread_onto(np.zeros((3, 2)).T, [0], np.zeros(2))
     with pytest.raises(ValueError, match="cannot spread"):
         spread_onto(np.zeros((3, 2)), [0], np.zeros(2))
+    with pytest.raises(ValueError, match="cannot start a table"):
+        spread_onto(np.zeros((3, 2)), [0], np.zeros(3), base=np.zeros((2, 3)))
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (5, 1), (7, 3), (1000, 4), (3, 5000)])
@@ -125,10 +132,12 @@ def test_a_table_cut_into_parts_gets_the_one_core_values_to_the_last_bit(shape, 
     values = rng.normal(size=tuple(shape[k] for k in keep))
     one = _one_core(monkeypatch, lambda: sum_onto(table, keep))
     np.testing.assert_array_equal(sum_onto(table, keep), one)
-    spread, spread_one = table.copy(), table.copy()
+    spread, spread_one, started = table.copy(), table.copy(), np.empty_like(table)
     spread_onto(spread, keep, values)
     _one_core(monkeypatch, lambda: spread_onto(spread_one, keep, values))
+    spread_onto(started, keep, values, base=table)
     np.testing.assert_array_equal(spread, spread_one)
+    np.testing.assert_array_equal(started, spread_one)
     np.testing.assert_allclose(one, np.einsum(table, list(range(len(shape))), list(keep)), rtol=1e-9, atol=1e-9)
 
 

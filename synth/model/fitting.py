@@ -159,11 +159,14 @@ class _Plan:
             values.append(marginalise(clique_tables[n.clique] if n.source is None else values[n.source], n.around, n.attrs))
         return values
 
-    def push(self, gradients: Sequence[tuple[int, np.ndarray]], into: Mapping[int, np.ndarray]) -> None:
-        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables
-        and added to ``into`` (a table per clique the plan reads): each node's gradient, summed over
-        the targets and nodes it serves, is spread over every cell of its source that sums into it
-        (the transpose of ``marginals``)."""
+    def push(self, gradients: Sequence[tuple[int, np.ndarray]], into: Mapping[int, np.ndarray],
+             base: Sequence[np.ndarray]) -> None:
+        """Gradients with respect to node marginals (node, gradient), pushed down to the clique tables:
+        each table of ``into`` (one per clique the plan reads) becomes that clique's table of ``base``
+        plus every gradient spread over the cells of its source that sum into it (each node's gradient
+        summed over the targets and nodes it serves: the transpose of ``marginals``). The first spread
+        into a table also copies its base, in the same pass."""
+        started: set[int] = set()
         incoming: dict[int, np.ndarray] = {}
         for node, gradient in gradients:
             incoming[node] = incoming[node] + gradient if node in incoming else np.array(gradient, dtype=float)
@@ -171,13 +174,19 @@ class _Plan:
             if j not in incoming:
                 continue
             n = self.nodes[j]
+            start = None
             if n.source is None:
                 table = into[n.clique]
+                start = None if n.clique in started else base[n.clique]
+                started.add(n.clique)
             elif n.source in incoming:
                 table = incoming[n.source]
             else:
                 table = incoming[n.source] = np.zeros(self.domain.shape(n.around))
-            spread_onto(table, [n.around.index(a) for a in n.attrs], incoming.pop(j))
+            spread_onto(table, [n.around.index(a) for a in n.attrs], incoming.pop(j), base=start)
+        for clique, table in into.items():
+            if clique not in started:
+                np.copyto(table, base[clique])
 
 
 def _checked_attrs(domain: Domain, m: Measurement) -> tuple[str, ...]:
@@ -334,9 +343,8 @@ def fit_graphical_model(
             step = 1.0 / (weight_now * bound)
             trial_theta = list(theta)
             for c in steered:
-                np.copyto(spare[c], theta[c])
                 trial_theta[c] = spare[c]
-            plan.push([(t.node, -step * t.spread(g)) for t, g in zip(targets, gradients)], into=spare)
+            plan.push([(t.node, -step * t.spread(g)) for t, g in zip(targets, gradients)], into=spare, base=theta)
             trial = calibrate(tree, trial_theta, total, out=spare_z)
             measured_trial = _measured(plan, targets, trial.marginals)
             divergence = (-step * sum(_dot(mu, g) for mu, g in zip(measured_trial, gradients))

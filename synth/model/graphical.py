@@ -96,11 +96,10 @@ def calibrate(
         np.exp(rows, out=rows)
         sums = row_sum(rows)
         row_sums[child] = sums
-        if parent not in started:
-            np.copyto(tables[parent], log_potentials[parent])
-            started.add(parent)
         spread_onto(tables[parent], [cliques[parent].index(a) for a in separator],
-                    (np.log(sums) + peak).reshape(domain.shape(separator)))
+                    (np.log(sums) + peak).reshape(domain.shape(separator)),
+                    base=None if parent in started else log_potentials[parent])  # the first message starts it
+        started.add(parent)
     root = tables[0]
     source = log_belief(0)
     peak = source.max()

@@ -239,28 +239,30 @@ def _accumulate_body(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, o
 
 
 @numba.njit(cache=True)
-def _spread_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray, begin: int,
-                 end: int) -> None:
-    """The transpose of ``_accumulate_part`` on rows [begin, end): add to every cell of ``flat`` the
-    entry of ``values`` at its offset."""
+def _spread_part(base: np.ndarray, flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray,
+                 begin: int, end: int) -> None:
+    """The transpose of ``_accumulate_part`` on rows [begin, end): every cell of ``flat`` becomes that
+    cell of ``base`` (``flat`` itself, or another table of its shape) plus the entry of ``values`` at its
+    offset."""
     axes = shape.shape[0]
     inner, step = shape[axes - 1], strides[axes - 1]
     index = np.zeros(axes, np.int64)
-    base = _row_start(begin, shape, strides, index)
+    offset = _row_start(begin, shape, strides, index)
     for row in range(begin, end):
         start = row * inner
-        at = base
+        at = offset
         for j in range(inner):
-            flat[start + j] += values[at]
+            flat[start + j] = base[start + j] + values[at]
             at += step
-        base = _next_row(index, shape, strides, base)
+        offset = _next_row(index, shape, strides, offset)
 
 
-def _spread_body(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray, parts: int) -> None:
+def _spread_body(base: np.ndarray, flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, values: np.ndarray,
+                 parts: int) -> None:
     """``_spread_part`` over the whole table, cut into ``parts`` ranges of rows (each writes its own cells)."""
     rows = flat.shape[0] // shape[shape.shape[0] - 1]
     for part in numba.prange(parts):
-        _spread_part(flat, shape, strides, values, part * rows // parts, (part + 1) * rows // parts)
+        _spread_part(base, flat, shape, strides, values, part * rows // parts, (part + 1) * rows // parts)
 
 
 _ACCUMULATE, _SPREAD = _compiled(_accumulate_body), _compiled(_spread_body)
@@ -318,19 +320,24 @@ def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     return out.reshape(small)
 
 
-def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray) -> None:
+def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray, base: np.ndarray | None = None) -> None:
     """Add ``values`` (axes: ``table``'s axes ``keep``, in that order) to every cell of ``table`` (a
     C-contiguous float array, changed in place) along the axes not in ``keep``: the transpose of
-    ``sum_onto``, in one pass over the table."""
+    ``sum_onto``, in one pass over the table. With ``base`` (a table of ``table``'s shape, left
+    alone), ``table`` becomes ``base`` plus the spread values instead, in the same one pass: a copy
+    and a spread for the cost of the spread, with the same values."""
     if not (table.flags.c_contiguous and table.dtype == np.float64):
         raise ValueError("spread_onto adds into a C-contiguous float64 table only")
+    if base is not None and np.shape(base) != table.shape:
+        raise ValueError(f"a base of shape {np.shape(base)} cannot start a table of shape {table.shape}")
+    source = table if base is None else np.ascontiguousarray(base, dtype=float)
     if table.ndim == 0:
-        table += values
+        table[...] = source + values
         return
     shape, strides, small = _merged_axes(table.shape, keep)
     if np.shape(values) != small:
         raise ValueError(f"values of shape {np.shape(values)} cannot spread along axes {list(keep)} of a table "
                          f"of shape {table.shape}")
     if table.size:
-        _run(_SPREAD, table.size, table.reshape(-1), shape, strides,
+        _run(_SPREAD, table.size, source.reshape(-1), table.reshape(-1), shape, strides,
              np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
