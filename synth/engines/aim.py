@@ -373,6 +373,7 @@ class AIMEngine(EngineBase):
                                                            deviation_of)
         more = dense if dense is not None or self.config.rounds else graded_plan(
             rows, rounds, workload, len(columns), curator.domain, deviation_of, rho_total)
+        graded = dense is None and more is not None and more > rounds
         if more is not None and more > rounds:  # the rest of the budget in the dense or graded plan's rounds
             rounds = more
             rho_measure, rho_select = round_budget(curator.remaining() / (rounds - 1))
@@ -429,6 +430,7 @@ class AIMEngine(EngineBase):
         most = SCORED_PER_ROUND if self.config.scored_per_round is None else self.config.scored_per_round
         progress.message(f"aim: {len(candidates)} candidate marginals, up to {rounds} rounds"
                          + (" (a dense table: enough rounds to measure every workload marginal)" if dense else "")
+                         + (" (its cells hold signal to spare: more rounds than the budget's floor)" if graded else "")
                          + (f"; each round scores {most} of them, drawn at random" if 0 < most < len(keys) else ""))
         clock = RoundClock(curator.remaining())
         while not last:
