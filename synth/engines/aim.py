@@ -371,10 +371,10 @@ class AIMEngine(EngineBase):
 
         dense = None if self.config.rounds else dense_plan(rows, rounds, workload, len(columns), curator.domain,
                                                            deviation_of)
-        more = dense if dense is not None or self.config.rounds else graded_plan(
+        more = rounds if self.config.rounds else dense if dense is not None else graded_plan(
             rows, rounds, workload, len(columns), curator.domain, deviation_of, rho_total)
-        graded = dense is None and more is not None and more > rounds
-        if more is not None and more > rounds:  # the rest of the budget in the dense or graded plan's rounds
+        graded = dense is None and more > rounds
+        if more > rounds:  # the rest of the budget in the dense or graded plan's rounds
             rounds = more
             rho_measure, rho_select = round_budget(curator.remaining() / (rounds - 1))
         signal = signal_of(rows, curator.noise_scale(rho_measure))
