@@ -86,11 +86,12 @@ def test_a_table_is_dense_when_a_mean_workload_cell_holds_the_threshold_in_devia
 def test_a_dense_table_gets_the_covering_rounds_and_is_fitted_far_better_than_with_the_budgets_plan():
     codes, domain = _random_joint(100_000)
     total, planned, result = _run_unset(codes, domain, 1.0)
-    assert planned < covering_rounds(20, 6)  # so the budget is planned in 26 rounds, the first column's included
-    first = result.measurements[0]  # measured at a round of the largest plan, 26, before the plan is known
-    assert first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 26), rel=1e-9)
+    first = result.measurements[0]
+    assert first.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
+    assert planned < covering_rounds(20, 6)  # so the rest of the budget is re-planned in 26 - 1 rounds
     round_one = next(m for m in result.measurements if len(m.attrs) > 1)
-    assert round_one.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / 26), rel=1e-9)
+    left = total - 0.9 * total / planned  # after the first 1-way marginal
+    assert round_one.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * left / 25), rel=1e-9)
     dense = [_three_way_error(codes, domain, {}, seed) for seed in range(2)]
     as_planned = [_three_way_error(codes, domain, {"rounds": planned}, seed) for seed in range(2)]
     assert np.mean(dense) < 0.5 * np.mean(as_planned)  # measured: about 0.0017 against 0.018
@@ -124,23 +125,10 @@ def test_a_dense_table_gets_no_coarse_candidates_unless_they_are_asked_for(monke
     assert resolutions(3_000, 0.05, {}) == (16,)  # 3,000 rows at ε = 0.05: not dense
 
 
-def test_a_sparse_table_keeps_the_budgets_plan_and_tops_its_first_column_up_to_a_round_of_it():
-    codes, domain = chain_data(2000)
-    curator = curator_for(codes, domain, 0.3)
-    total = curator.remaining()
-    planned = planned_rounds(len(domain.names), total)
-    result = make_engine("aim", {"iterations": 20}).describe(curator, SILENT)
+def test_a_sparse_table_keeps_the_budgets_plan():
+    total, planned, result = _run_unset(*chain_data(2000), 0.3)
     round_one = next(m for m in result.measurements if len(m.attrs) > 1)
     assert round_one.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
-    # the first column: measured at a round of the largest plan, then topped up to a round of the one chosen;
-    # pooled, the two hold what one measurement at the planned round would
-    largest = covering_rounds(len(list(itertools.combinations(domain.names, 3))), len(domain.names))
-    assert largest > planned
-    first = [e.cost.rho for e in curator.accountant.ledger if e.query == f"marginal({domain.names[0]})"]
-    assert first == pytest.approx([0.9 * total / largest, 0.9 * total / planned - 0.9 * total / largest], rel=1e-9)
-    assert result.measurements[0].attrs == (domain.names[0],)
-    assert result.measurements[0].noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * total / planned), rel=1e-9)
-    assert sum(m.attrs == (domain.names[0],) for m in result.measurements) == 1
 
 
 def test_a_plan_whose_cells_hold_signal_to_spare_grows_until_they_hold_two_deviations():
@@ -195,5 +183,6 @@ def test_aim_measures_its_rounds_at_the_graded_plans_budget_on_a_table_with_sign
     assert f"up to {graded} rounds (its cells hold signal to spare" in messages[0]  # the console says why
     # the other columns' 1-way marginals take a whole round each (few rows: one_way_share is 1), at the graded plan
     second = result.measurements[1]
+    left = rho - 0.9 * rho / planned  # after the first 1-way marginal
     assert second.attrs == ("b",)
-    assert second.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * rho / graded), rel=1e-9)
+    assert second.noise_scale == pytest.approx(gaussian_sigma(1.0, 0.9 * left / (graded - 1)), rel=1e-9)

@@ -7,11 +7,9 @@ import pytest
 from scipy.optimize import minimize
 
 from synth.columns.domain import Domain
-from synth.model.estimation import combine_measurements, estimate_total, pooled, project_to_simplex
+from synth.model.estimation import combine_measurements, estimate_total, project_to_simplex
 from synth.model.independent import ProductModel, fit_product_model
-from synth.privacy import gaussian_sigma
 from synth.privacy.measurement import Measurement
-from tests.test_engines import curator_for
 
 
 def test_projection_matches_a_generic_solver():
@@ -54,26 +52,6 @@ def test_combine_averages_by_precision():
     values, std = combine_measurements([_m(("a",), [10, 20], 1.0), _m(("a",), [20, 40], 2.0)])
     np.testing.assert_allclose(values, [(10 + 20 / 4) / 1.25, (20 + 40 / 4) / 1.25])
     assert std == pytest.approx(1 / np.sqrt(1.25))
-
-
-def test_two_measurements_pooled_hold_what_one_at_their_budgets_sum_would():
-    domain = Domain(("a",), (3,))
-    curator = curator_for(np.repeat(np.arange(3), [500, 300, 200])[:, None], domain, 1e6, seed=7)
-    small, large = 0.002, 0.006
-    draws = [pooled(curator.measure_marginal(("a",), small), curator.measure_marginal(("a",), large))
-             for _ in range(1500)]
-    assert draws[0].noise_scale == pytest.approx(gaussian_sigma(1.0, small + large), rel=1e-9)  # σ² = 1 / (2ρ)
-    errors = np.stack([m.values for m in draws]) - np.array([500, 300, 200])
-    assert abs(errors.mean()) < 4 * draws[0].std / np.sqrt(errors.size)  # unbiased
-    assert errors.std() == pytest.approx(gaussian_sigma(1.0, small + large), rel=0.05)  # 4,500 cells: 2 % sd
-
-
-def test_only_like_measurements_pool():
-    with pytest.raises(ValueError, match="one marginal by one mechanism"):
-        pooled(_m(("a",), [1.0, 2.0], 1.0), _m(("b",), [1.0, 2.0], 1.0))
-    with pytest.raises(ValueError, match="unweighted"):
-        pooled(_m(("a",), [1.0, 2.0], 1.0), Measurement(("a",), np.array([1.0, 2.0]), "discrete_gaussian", 1.0,
-                                                       weights=np.array([1.0, 2.0])))
 
 
 def _schema() -> Domain:

@@ -27,12 +27,7 @@ round's noise deviation, ``signal_of``) get less than a round's budget each: tog
 ``ONE_WAY_SIGNAL`` / signal of the budget (``one_way_share``), and what they leave goes to the
 rounds. The first workload column (by name) is measured with a whole round's budget, and the rows
 are the total of its noisy counts (post-processing; under replace, the public count); the other
-columns then get the share. Nothing more is spent. Since the rows decide whether the dense or graded
-plan replaces the budget's (below), the first column is measured with a round of the largest plan
-they may choose (the covering plan, when it is more rounds) and then topped up to a round of the plan
-chosen; the two measurements, pooled by inverse variance (``synth.model.estimation.pooled``), hold
-what one at their budgets' sum would, and a larger plan's rounds no longer pay for a round of the
-smaller one (insteval at ε = 1: 0.0166 → 0.0162, seeds 0–5).
+columns then get the share. Nothing more is spent.
 
 Coarse candidates (``coarse_groups``, beyond the published AIM): a column with many codes is also
 offered on a few groups of its codes. After the 1-way measurements, each column with more than twice
@@ -95,7 +90,6 @@ import numpy as np
 from synth.columns.domain import Domain
 from synth.defaults import FIT_ITERATIONS
 from synth.engines.aim_plan import (
-    covering_rounds,
     dense_plan,
     graded_plan,
     one_way_share,
@@ -121,7 +115,6 @@ from synth.engines.workload import ORDERS, listed_marginals
 from synth.errors import EngineError
 from synth.model.compression import compress_one_way, expansion_weights
 from synth.model.derived import DerivedColumns, fit_derived
-from synth.model.estimation import pooled
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
@@ -369,12 +362,9 @@ class AIMEngine(EngineBase):
                 f"one, each with a round's budget, so it needs at least {len(columns) + 1} rounds. Raise rounds "
                 "in [engine_options] (or leave it unset: 2 to 16 per column, by the budget).")
         rho_total = curator.remaining()
-        # the first column gets a round of the largest plan the dense and graded rules may choose, and is topped
-        # up to a round of the plan chosen (the two measurements pooled hold what one at the sum would)
-        largest = rounds if self.config.rounds else max(rounds, covering_rounds(len(workload), len(columns)))
-        rho_first = round_budget(rho_total / largest)[0]
-        first = curator.measure_marginal(columns[0], rho_first)
-        rows = rows_of(curator, first)
+        rho_measure, rho_select = round_budget(rho_total / rounds)
+        measurements: list[Measurement] = [curator.measure_marginal(columns[0], rho_measure)]
+        rows = rows_of(curator, measurements[0])
 
         def deviation_of(plan: int) -> float:
             return curator.noise_scale(round_budget(rho_total / plan)[0])
@@ -384,12 +374,9 @@ class AIMEngine(EngineBase):
         more = rounds if self.config.rounds else dense if dense is not None else graded_plan(
             rows, rounds, workload, len(columns), curator.domain, deviation_of, rho_total)
         graded = dense is None and more > rounds
-        rounds = max(rounds, more)
-        rho_measure, rho_select = round_budget(rho_total / rounds)
-        if rho_measure > rho_first:
-            first = pooled(first, curator.measure_marginal(columns[0], rho_measure - rho_first))
-            rows = rows_of(curator, first)
-        measurements: list[Measurement] = [first]
+        if more > rounds:  # the rest of the budget in the dense or graded plan's rounds
+            rounds = more
+            rho_measure, rho_select = round_budget(curator.remaining() / (rounds - 1))
         signal = signal_of(rows, curator.noise_scale(rho_measure))
         rho_one_way = rho_measure * one_way_share(signal, rounds / len(columns))
         measurements += [curator.measure_marginal(c, rho_one_way) for c in columns[1:]]

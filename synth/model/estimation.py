@@ -10,7 +10,6 @@ weights measures ``weights * counts``, so its values are divided by the weights 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 import numpy as np
 
@@ -55,15 +54,3 @@ def combine_measurements(measurements: Iterable[Measurement]) -> tuple[np.ndarra
     stacked = np.stack([m.values for m in items])
     combined = (weights[:, None] * stacked).sum(axis=0) / weights.sum()
     return combined, float(1.0 / np.sqrt(weights.sum()))
-
-
-def pooled(*parts: Measurement) -> Measurement:
-    """Measurements of one marginal by one mechanism, unweighted and uncoarsened, as one: their
-    inverse-variance average with its smaller noise (``combine_measurements``). Under Gaussian noise
-    it holds what a single measurement with the budgets' sum would (precisions add as zCDP's ρ do)."""
-    first = parts[0]
-    if any(m.attrs != first.attrs or m.mechanism != first.mechanism or m.weights is not None or m.coarsening
-           for m in parts):
-        raise ValueError("only unweighted, uncoarsened measurements of one marginal by one mechanism pool")
-    values, std = combine_measurements(parts)
-    return replace(first, values=values, noise_scale=first.noise_scale * std / first.std)
