@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from hypothesis import settings
 
+from synth.progress import Progress
+
 settings.register_profile("ci", max_examples=100, derandomize=True)  # the same tables on every run
 settings.register_profile("thorough", max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -46,6 +48,17 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     out, err = capsys.readouterr()
     return code, out, err
 
+
+
+class MessageRecorder(Progress):
+    """A quiet progress that keeps every console message, for tests of what the user is told."""
+
+    def __init__(self) -> None:
+        super().__init__(quiet=True)
+        self.messages: list[str] = []
+
+    def message(self, text: str) -> None:
+        self.messages.append(text)
 
 def mixed_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Text, integers, floats, dates, booleans and missing cells, with some dependence."""

@@ -23,7 +23,8 @@ from synth.engines.aim_plan import (
 )
 from synth.engines.base import EngineResult
 from synth.privacy import gaussian_sigma
-from synth.progress import SILENT, Progress
+from synth.progress import SILENT
+from tests.conftest import MessageRecorder
 from tests.test_engines import chain_data, curator_for
 
 
@@ -164,13 +165,8 @@ def test_aim_measures_its_rounds_at_the_graded_plans_budget_on_a_table_with_sign
     rng = np.random.default_rng(4)
     codes = np.column_stack(np.unravel_index(rng.choice(2 ** 10, size=rows, p=rng.dirichlet(np.full(2 ** 10, 0.5))),
                                              (2,) * 10))
-    messages: list[str] = []
-
-    class Recorder(Progress):  # quiet bars, messages kept
-        def message(self, text: str) -> None:
-            messages.append(text)
-
-    result = make_engine("aim", {"iterations": 10}).describe(curator_for(codes, domain, 0.3), Recorder(quiet=True))
+    recorder = MessageRecorder()
+    result = make_engine("aim", {"iterations": 10}).describe(curator_for(codes, domain, 0.3), recorder)
     first = result.measurements[0]
     noisy_rows = float(first.values.sum())
     workload = list(itertools.combinations(domain.names, 3))
@@ -180,7 +176,7 @@ def test_aim_measures_its_rounds_at_the_graded_plans_budget_on_a_table_with_sign
 
     graded = graded_plan(noisy_rows, planned, workload, 10, domain, deviation, rho)
     assert 2.5 * planned < graded < covering_rounds(120, 10)  # about 3 times the planned rounds, below the cover
-    assert f"up to {graded} rounds (its cells hold signal to spare" in messages[0]  # the console says why
+    assert f"up to {graded} rounds (its cells hold signal to spare" in recorder.messages[0]  # the console says why
     # the other columns' 1-way marginals take a whole round each (few rows: one_way_share is 1), at the graded plan
     second = result.measurements[1]
     left = rho - 0.9 * rho / planned  # after the first 1-way marginal

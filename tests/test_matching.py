@@ -28,8 +28,7 @@ from synth.model.graphical import GraphicalModel
 from synth.model.independent import ProductModel
 from synth.model.junction_tree import build_junction_tree
 from synth.model.matching import match_marginals, sample_codes, target_sets
-from synth.progress import Progress
-from tests.conftest import mixed_table
+from tests.conftest import MessageRecorder, mixed_table
 from tests.test_graphical import STRUCTURES, random_model
 
 
@@ -214,16 +213,11 @@ def test_a_table_above_max_rows_stays_rounded_and_says_so(monkeypatch):
 
 def test_a_chunked_table_says_once_that_its_chunks_stay_rounded(monkeypatch):
     fitted = fit(synth.describe(mixed_table(), epsilon=3.0, seed=1, engine="aim", report_to=None))
-    messages = []
-
-    class Recorder(Progress):  # quiet bars, messages kept
-        def message(self, text):
-            messages.append(text)
-
+    recorder = MessageRecorder()
     monkeypatch.setattr(matching, "MAX_ROWS", 150)
-    chunks = list(fitted.sample_chunks(700, seed=2, chunk_rows=200, progress=Recorder()))
+    chunks = list(fitted.sample_chunks(700, seed=2, chunk_rows=200, progress=recorder))
     assert [len(c) for c in chunks] == [200, 200, 200, 100]
-    assert len(messages) == 1 and "200 rows are sampled rounded, not matched" in messages[0]
+    assert len(recorder.messages) == 1 and "200 rows are sampled rounded, not matched" in recorder.messages[0]
 
 
 def test_the_reference_is_20_times_the_rows_within_its_caps():
