@@ -106,7 +106,7 @@ US_STATES = [
 
 
 def mortgages() -> tuple[np.ndarray, dict[str, int]]:
-    """causaldata's `mortgages` (Fetter 2015: 214,144 US men born around the Korean War eligibility
+    """causaldata's `mortgages` (Fetter 2013: 214,144 US men born around the Korean War eligibility
     cutoff, from the 1960 and 1970 censuses): birth state (the 50 states and DC, anything else one
     code), quarter of birth 1-4, the documented 0/1 flags (nonwhite, veteran of WWII or Korea, home
     owner), and the quarter of birth relative to the cutoff in half-year steps from -56 to +32
