@@ -13,7 +13,6 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from synth.columns.cells import datetime_to_seconds
 from synth.columns.kinds import Kind
@@ -54,6 +53,8 @@ def noise_threshold(alpha: float, count: int, std: float, laplace_scale: float |
     def bound(lam: float) -> float:
         log_m = 2 * math.log1p(-p) - math.log1p(-p * math.exp(lam)) - math.log1p(-p * math.exp(-lam))
         return (count * log_m - math.log(alpha)) / lam
+
+    from scipy.optimize import minimize_scalar  # here, not at the top: importing it costs a run half a second
 
     best = minimize_scalar(bound, bounds=(1e-6 / laplace_scale, (1 - 1e-6) / laplace_scale), method="bounded")
     return float(best.fun)
