@@ -28,8 +28,8 @@ rounding, as many rows as the model's estimated total: the score normalises the 
 seed drives DPSynth's generator and numpy's global one that mbi samples with.
 
 One addition to DPSynth's AIM, with no effect on its result: ``jax.clear_caches()`` once per round.
-Every round compiles a fresh variable-elimination program for each candidate; kept, they exhaust the
-process's memory maps and AIM crashes after 15+ minutes on 13–15-column tables. AIM's loop has no
+Every round compiles a fresh variable-elimination program for each candidate; issue 31 reports that,
+kept, they exhaust the process's memory maps and AIM crashes after 15+ minutes. AIM's loop has no
 hook, so the per-round function it calls first (``aim._filter_candidates``) is wrapped to clear the
 caches and log the round.
 
