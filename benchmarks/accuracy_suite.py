@@ -41,6 +41,11 @@ committed with the suite: computed only when missing, never again when synth cha
 exceeds ``--reference-timeout`` is recorded as "timeout" (and the other seeds of that table,
 mechanism and ε are skipped in that pass); ``--retry`` computes timed-out and failed runs again.
 
+A second, optional reference: ``--references --reference-tool dpsynth`` runs Google's DPSynth (AIM and
+MST with its own defaults, benchmarks/reference_dpsynth.py in the venv /work/venvs/dpsynth, see
+benchmarks/dpsynth_requirements.txt) the same way, into benchmarks/accuracy_suite/dpsynth_runs.jsonl
+(committed); when that file has runs, the report gains a DPSynth aim and a DPSynth mst column.
+
 Error: mean total-variation distance (½ L1) between the normalised 3-way marginals of the coded
 original and of the synthetic table (as many rows), over all 3-way marginals, or on a table with
 more than 2,000 of them over a fixed seeded sample of 2,000 (pgm_common.scored_column_sets: the
@@ -72,7 +77,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from outside_tables import OUTSIDE  # noqa: E402
-from pgm_benchmark import DELTA, REFERENCE_PYTHON, coded_profile, model_column, read_coded_synthetic  # noqa: E402
+from pgm_benchmark import (  # noqa: E402
+    DELTA,
+    DPSYNTH_PYTHON,
+    REFERENCE_PYTHON,
+    coded_profile,
+    model_column,
+    read_coded_synthetic,
+)
 from pgm_common import describe_column_sets, kway_tvds, load_coded, scored_column_sets  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
@@ -82,6 +94,14 @@ from suite_tables import TABLES, write_table  # noqa: E402
 
 SUITE = HERE / "accuracy_suite"
 REFERENCE_RUNS = SUITE / "reference_runs.jsonl"  # committed: mbi's runs, computed once
+DPSYNTH_RUNS = SUITE / "dpsynth_runs.jsonl"  # committed: DPSynth's runs (--reference-tool dpsynth), computed once
+#: each reference tool: its venv's Python, its driver, where its runs are kept, how to make the venv,
+#: and the driver's options beyond the common ones
+REFERENCE_TOOLS = {
+    "mbi": (REFERENCE_PYTHON, "reference_mbi.py", REFERENCE_RUNS, "reference_requirements.txt",
+            ["--sampling", "round"]),
+    "dpsynth": (DPSYNTH_PYTHON, "reference_dpsynth.py", DPSYNTH_RUNS, "dpsynth_requirements.txt", []),
+}
 SYNTH_RUNS = HERE / "out" / "accuracy_suite" / "synth_runs.jsonl"  # not committed: rerun when synth changes
 FIGURE = HERE.parent / "docs" / "accuracy_suite.png"
 ENGINES = ("aim", "mst")
@@ -232,28 +252,30 @@ def progress_line(record: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
-                   timeout: float, retry: bool) -> None:
-    """Every missing mbi run, in the order: ε as given, then mechanism as given; within those, every
-    seed of the narrow tables (seed, then table, cheap first) before the wide ones (``WIDE``), whose
-    AIM may run for hours. A run that times out skips the other seeds of its table, mechanism and ε."""
-    if not REFERENCE_PYTHON.exists():
-        raise SystemExit(f"{REFERENCE_PYTHON} is missing; create the reference venv first "
-                         "(see benchmarks/reference_requirements.txt)")
+                   timeout: float, retry: bool, tool: str = "mbi") -> None:
+    """Every missing run of the reference ``tool`` (mbi, or DPSynth), in the order: ε as given, then
+    mechanism as given; within those, every seed of the narrow tables (seed, then table, cheap first)
+    before the wide ones (``WIDE``), whose AIM may run for hours. A run that times out skips the other
+    seeds of its table, mechanism and ε."""
+    python, driver, runs, requirements, options = REFERENCE_TOOLS[tool]
+    if not python.exists():
+        raise SystemExit(f"{python} is missing; create the reference venv first "
+                         f"(see benchmarks/{requirements})")
     for epsilon in epsilons:
         for engine in engines:
             narrow_first = [(seed, table) for wide in (False, True) for seed in range(seeds)
                             for table in sorted(tables, key=RUN_ORDER.index) if (table in WIDE) == wide]
             for seed, table in narrow_first:
-                recorded = read_runs(REFERENCE_RUNS)  # read again: another pass may be writing too
+                recorded = read_runs(runs)  # read again: another pass may be writing too
                 done = {key(r) for r in recorded if r.get("status") == "ok" or not retry}
                 stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
                 if (table, engine, float(epsilon), seed, "") in done or (table, engine, float(epsilon)) in stalled:
                     continue
                 csv, domain_file = coded(table)
-                command = [str(REFERENCE_PYTHON), str(HERE / "reference_mbi.py"), "--mechanism", engine,
+                command = [str(python), str(HERE / driver), "--mechanism", engine,
                            "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
-                           "--sampling", "round", "--data", str(csv), "--domain", str(domain_file)]
-                record = {"tool": "mbi", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
+                           *options, "--data", str(csv), "--domain", str(domain_file)]
+                record = {"tool": tool, "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
                 start = time.perf_counter()
                 finished = run_in_group(command, timeout)
                 if finished is None:
@@ -264,7 +286,7 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
                 else:
                     record.update(json.loads(finished.stdout.strip().splitlines()[-1]), status="ok")
                     record["epsilon"] = epsilon
-                append_run(REFERENCE_RUNS, record)
+                append_run(runs, record)
                 print(progress_line(record), flush=True)
 
 
@@ -307,25 +329,27 @@ def report(tables: Sequence[str], epsilons: Sequence[float]) -> tuple[list[str],
     """The markdown report and the ratios {(ε, engine): {table: synth/mbi}}."""
     synth = grouped(r for r in read_runs(SYNTH_RUNS) if not r.get("variant"))
     mbi = grouped(read_runs(REFERENCE_RUNS))
+    dpsynth = grouped(read_runs(DPSYNTH_RUNS))  # the second reference: two columns more when it has runs
     shapes = {}
     for table in tables:
         csv, domain_file = coded(table)
         shapes[table] = (sum(1 for _ in csv.open()) - 1, len(json.loads(domain_file.read_text())))
     lines = ["| half | table | rows × cols | ε | synth aim | mbi aim | synth mst | mbi mst | aim time, peak MiB: "
-             "synth / mbi | mst time, peak MiB: synth / mbi |",
-             "| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- |"]
+             "synth / mbi | mst time, peak MiB: synth / mbi |" + (" DPSynth aim | DPSynth mst |" if dpsynth else ""),
+             "| --- | --- | --- | ---: | --- | --- | --- | --- | --- | --- |" + (" --- | --- |" if dpsynth else "")]
     ratios: dict[tuple[float, str], dict[str, float]] = defaultdict(dict)
     for epsilon in epsilons:
         for table in tables:
             entries = {(tool, engine): summary(side.get((table, engine, float(epsilon)), []))
-                       for tool, side in (("synth", synth), ("mbi", mbi)) for engine in ENGINES}
+                       for tool, side in (("synth", synth), ("mbi", mbi), ("dpsynth", dpsynth)) for engine in ENGINES}
             if all(e is None for e in entries.values()):
                 continue
             rows, cols = shapes[table]
             lines.append(f"| {BY_NAME[table].half} | {table} | {rows:,} × {cols} | {epsilon:g} | "
                          + " | ".join(cell(entries[(tool, engine)]) for engine in ENGINES for tool in ("synth", "mbi"))
                          + " | " + " | ".join(f"{resources(entries[('synth', engine)])} / {resources(entries[('mbi', engine)])}"
-                                              for engine in ENGINES) + " |")
+                                              for engine in ENGINES) + " |"
+                         + "".join(f" {cell(entries[('dpsynth', engine)])} |" for engine in ENGINES if dpsynth))
             for engine in ENGINES:
                 ours, theirs = entries[("synth", engine)], entries[("mbi", engine)]
                 if ours and theirs and "tvd" in ours and "tvd" in theirs:
@@ -432,8 +456,11 @@ def main() -> None:
                         help="the suite's tables (default), or some of them and of the outside tables")
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per synth run")
-    parser.add_argument("--references", action="store_true", help="compute the missing mbi runs (only)")
-    parser.add_argument("--reference-timeout", type=float, default=3 * 3600.0, help="seconds per mbi run")
+    parser.add_argument("--references", action="store_true",
+                        help="compute the missing runs of the reference tool (only)")
+    parser.add_argument("--reference-tool", choices=list(REFERENCE_TOOLS), default="mbi",
+                        help="with --references: mbi (Private-PGM 2.0) or dpsynth (Google's DPSynth)")
+    parser.add_argument("--reference-timeout", type=float, default=3 * 3600.0, help="seconds per reference run")
     parser.add_argument("--retry", action="store_true", help="run again the runs that timed out or failed")
     parser.add_argument("--report-only", action="store_true", help="no runs: report what is recorded")
     parser.add_argument("--no-summary", action="store_true", help="do not append to RESULTS.md nor draw the plot")
@@ -443,7 +470,8 @@ def main() -> None:
     parser.add_argument("--note", default="", help="a sentence added to the RESULTS.md entry (e.g. how the runs were made)")
     args = parser.parse_args()
     if args.references:
-        reference_side(args.tables, args.engines, args.epsilons, args.seeds, args.reference_timeout, args.retry)
+        reference_side(args.tables, args.engines, args.epsilons, args.seeds, args.reference_timeout, args.retry,
+                       args.reference_tool)
         return
     variant, _, options = args.variant.partition("=")
     if variant and not options:

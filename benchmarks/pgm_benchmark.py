@@ -49,6 +49,7 @@ OUT = HERE / "out"
 RUNS = OUT / "pgm_runs.jsonl"
 RESULTS = HERE / "RESULTS.md"
 REFERENCE_PYTHON = Path("/work/venvs/mbi/bin/python")
+DPSYNTH_PYTHON = Path("/work/venvs/dpsynth/bin/python")  # the second reference (benchmarks/dpsynth_requirements.txt)
 DELTA = 1e-9
 MODEL_COLUMN_MAX_BYTES = 12 << 30  # address space of a run while it scores its model's exact marginals
 ERROR_METRIC = ("Error: mean over all 364 3-way marginals of the total-variation distance (½ L1) between "
