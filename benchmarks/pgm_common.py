@@ -19,11 +19,15 @@ the format of adult_coded) loads with ``load_coded``.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import math
 import os
+import platform
+import resource
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +151,66 @@ def mean_kway_tvd_model(
         for cols in (itertools.combinations(range(len(sizes)), k) if sets is None else sets)
     ]
     return float(np.mean(errors))
+
+
+def reference_record(tool: str, args: argparse.Namespace, codes: np.ndarray, synthetic: np.ndarray,
+                     sizes: dict[str, int], seconds: float,
+                     model_marginal: Callable[[tuple[str, ...]], np.ndarray] | None) -> dict[str, object]:
+    """The fields every reference driver's result line starts with: which run it was (``tool``, the
+    table, and ``args``' mechanism, epsilon and seed), tvd_3way of the ``synthetic`` table against
+    ``codes``, tvd_3way_model of the model (when ``model_marginal(column names)`` is given), the
+    3-way column sets scored (``scored_column_sets``: the same sets for every tool), ``seconds`` and
+    this process's peak memory so far. The driver adds its versions and details."""
+    columns, size_list = list(sizes), list(sizes.values())
+    sets = scored_column_sets(len(columns), 3, args.max_scored_sets)
+    record: dict[str, object] = {"tool": tool, "table": Path(args.data).stem, "mechanism": args.mechanism,
+                                 "epsilon": args.epsilon, "seed": args.seed,
+                                 "tvd_3way": round(mean_kway_tvd(codes, synthetic, size_list, 3, sets), 5)}
+    if model_marginal is not None:
+        record["tvd_3way_model"] = round(mean_kway_tvd_model(
+            codes, size_list, 3, lambda cols: model_marginal(tuple(columns[i] for i in cols)), sets), 5)
+    record["seconds"] = round(seconds, 2)
+    record["peak_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    record["scored"] = describe_column_sets(len(columns), 3, sets)
+    return record
+
+
+def package_versions(names: Sequence[str]) -> dict[str, str]:
+    """The versions of Python and of the installed distributions ``names`` ("absent" where missing)."""
+    found = {"python": platform.python_version()}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options every reference driver takes: the run (mechanism, ε, δ, seed), the table it runs on
+    and how it is scored (``table_paths`` completes the table's)."""
+    parser.add_argument("--mechanism", choices=["mst", "aim"], required=True)
+    parser.add_argument("--epsilon", type=float, required=True)
+    parser.add_argument("--delta", type=float, default=1e-9)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", default=str(DATA_DIR),
+                        help="folder of adult_coded.csv, the table used when --data is not given")
+    parser.add_argument("--data", default=None,
+                        help="a coded table: CSV of integer codes with a header (default: adult_coded.csv in --data-dir)")
+    parser.add_argument("--domain", default=None,
+                        help="its domain JSON {column: number of codes} (default: the --data file's NAME-domain.json)")
+    parser.add_argument("--max-scored-sets", type=int, default=MAX_SCORED_SETS,
+                        help="score at most this many 3-way marginals (a fixed seeded sample beyond it; <=0: all)")
+
+
+def table_paths(args: argparse.Namespace) -> None:
+    """Set ``args.data`` and ``args.domain`` from ``add_run_options``' options: adult_coded when no
+    --data is given, a table's NAME-domain.json beside it when no --domain is."""
+    if args.data is None:
+        args.data, default_domain = map(str, adult_coded_paths(args.data_dir))
+    else:
+        default_domain = str(Path(args.data).with_name(Path(args.data).stem + "-domain.json"))
+    args.domain = args.domain or default_domain
 
 
 def widened_adult_coded(width: int = 40, seed: int = 2026,

@@ -41,12 +41,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import resource
 import sys
 import time
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -110,37 +107,16 @@ def calibrated(config: Any, epsilon: float, delta: float) -> tuple[Any, str]:
 
 def versions() -> dict[str, str]:
     """Versions of Python and the packages that shape the result."""
-    found = {"python": platform.python_version()}
-    for name in ("dpsynth", "mbi", "jax", "jaxlib", "dp-accounting", "numpy", "scipy", "networkx"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
+    return pgm_common.package_versions(("dpsynth", "mbi", "jax", "jaxlib", "dp-accounting", "numpy", "scipy", "networkx"))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line options (those of reference_mbi.py that DPSynth's defaults leave meaningful)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--mechanism", choices=["mst", "aim"], required=True)
-    parser.add_argument("--epsilon", type=float, required=True)
-    parser.add_argument("--delta", type=float, default=1e-9)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data-dir", default=str(pgm_common.DATA_DIR),
-                        help="folder of adult_coded.csv, the table used when --data is not given")
-    parser.add_argument("--data", default=None,
-                        help="a coded table: CSV of integer codes with a header (default: adult_coded.csv in --data-dir)")
-    parser.add_argument("--domain", default=None,
-                        help="its domain JSON {column: number of codes} (default: the --data file's NAME-domain.json)")
-    parser.add_argument("--max-scored-sets", type=int, default=pgm_common.MAX_SCORED_SETS,
-                        help="score at most this many 3-way marginals (a fixed seeded sample beyond it; <=0: all)")
+    pgm_common.add_run_options(parser)
     args = parser.parse_args(argv)
-    if args.data is None:
-        args.data, default_domain = map(str, pgm_common.adult_coded_paths(args.data_dir))
-    else:
-        default_domain = str(Path(args.data).with_name(Path(args.data).stem + "-domain.json"))
-    args.domain = args.domain or default_domain
+    pgm_common.table_paths(args)
     return args
 
 
@@ -169,27 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     log(f"{args.mechanism}: mechanism + sampling {seconds:.1f} s; scoring")
 
-    size_list = [sizes[c] for c in columns]
-    sets = pgm_common.scored_column_sets(len(columns), 3, args.max_scored_sets)
-    tvd = pgm_common.mean_kway_tvd(codes, synthetic, size_list, 3, sets)
     model = result.model
     model_scored = not result.mappings and dict(model.domain.config) == sizes
-    if model_scored:
-        marginals = NumpyMarginals(model)
-        tvd_model = pgm_common.mean_kway_tvd_model(
-            codes, size_list, 3, lambda cols: marginals(tuple(columns[i] for i in cols)), sets)
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     output = {
-        "tool": "dpsynth",
-        "table": Path(args.data).stem,
-        "mechanism": args.mechanism,
-        "epsilon": args.epsilon,
-        "seed": args.seed,
-        "tvd_3way": round(tvd, 5),
-        **({"tvd_3way_model": round(tvd_model, 5)} if model_scored else {}),
-        "seconds": round(seconds, 2),
-        "peak_mib": round(peak_mib, 1),
-        "scored": pgm_common.describe_column_sets(len(columns), 3, sets),
+        **pgm_common.reference_record("dpsynth", args, codes, synthetic, sizes, seconds, NumpyMarginals(model) if model_scored else None),
         "versions": versions(),
         "details": {
             "delta": args.delta,

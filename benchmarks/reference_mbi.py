@@ -64,13 +64,10 @@ import argparse
 import itertools
 import json
 import math
-import platform
-import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -469,23 +466,14 @@ def run_aim(mbi: ModuleType, data: Any, rho: float, args: argparse.Namespace,
 
 def versions() -> dict[str, str]:
     """Versions of Python and the packages that shape the result."""
-    found = {"python": platform.python_version()}
-    for name in ("mbi", "jax", "jaxlib", "numpy", "scipy", "optax", "networkx"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
+    return pgm_common.package_versions(("mbi", "jax", "jaxlib", "numpy", "scipy", "optax", "networkx"))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line options (defaults follow mbi's MST and AIM scripts)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--mechanism", choices=["mst", "aim"], required=True)
-    parser.add_argument("--epsilon", type=float, required=True)
-    parser.add_argument("--delta", type=float, default=1e-9)
-    parser.add_argument("--seed", type=int, default=0)
+    pgm_common.add_run_options(parser)
     parser.add_argument("--workload", choices=["2way", "3way"], default="3way",
                         help="AIM's workload (the score is always over all 3-way marginals)")
     parser.add_argument("--max-cells", type=int, default=10_000,
@@ -503,22 +491,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--marginals", choices=["numpy", "mbi"], default="numpy",
                         help="how the mechanisms compute model marginals (mbi = JIT per marginal)")
     parser.add_argument("--float32", action="store_true", help="leave JAX in float32")
-    parser.add_argument("--data-dir", default=str(pgm_common.DATA_DIR),
-                        help="folder of adult_coded.csv, the table used when --data is not given")
-    parser.add_argument("--data", default=None,
-                        help="a coded table: CSV of integer codes with a header (default: adult_coded.csv in --data-dir)")
-    parser.add_argument("--domain", default=None,
-                        help="its domain JSON {column: number of codes} (default: the --data file's NAME-domain.json)")
-    parser.add_argument("--max-scored-sets", type=int, default=pgm_common.MAX_SCORED_SETS,
-                        help="score at most this many 3-way marginals (a fixed seeded sample beyond it; <=0: all)")
     args = parser.parse_args(argv)
     if args.final_iters is None:
         args.final_iters = 5000 if args.mechanism == "mst" else 1000
-    if args.data is None:
-        args.data, default_domain = map(str, pgm_common.adult_coded_paths(args.data_dir))
-    else:
-        default_domain = str(Path(args.data).with_name(Path(args.data).stem + "-domain.json"))
-    args.domain = args.domain or default_domain
+    pgm_common.table_paths(args)
     return args
 
 
@@ -540,24 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     log(f"{args.mechanism}: mechanism + sampling {seconds:.1f} s; scoring")
 
-    size_list = [sizes[c] for c in columns]
-    sets = pgm_common.scored_column_sets(len(columns), 3, args.max_scored_sets)
-    tvd = pgm_common.mean_kway_tvd(codes, synthetic, size_list, 3, sets)
-    tvd_model = pgm_common.mean_kway_tvd_model(
-        codes, size_list, 3, lambda cols: outcome.model_marginal(tuple(columns[i] for i in cols)), sets
-    )
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
-        "tool": "mbi",
-        "table": Path(args.data).stem,
-        "mechanism": args.mechanism,
-        "epsilon": args.epsilon,
-        "seed": args.seed,
-        "tvd_3way": round(tvd, 5),
-        "tvd_3way_model": round(tvd_model, 5),
-        "seconds": round(seconds, 2),
-        "peak_mib": round(peak_mib, 1),
-        "scored": pgm_common.describe_column_sets(len(columns), 3, sets),
+        **pgm_common.reference_record("mbi", args, codes, synthetic, sizes, seconds, outcome.model_marginal),
         "versions": versions(),
         "details": {
             "delta": args.delta,
