@@ -49,7 +49,6 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-
 class MessageRecorder(Progress):
     """A quiet progress that keeps every console message, for tests of what the user is told."""
 
@@ -59,6 +58,7 @@ class MessageRecorder(Progress):
 
     def message(self, text: str) -> None:
         self.messages.append(text)
+
 
 def mixed_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Text, integers, floats, dates, booleans and missing cells, with some dependence."""
