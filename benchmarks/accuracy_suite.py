@@ -119,9 +119,12 @@ HALF_TITLES = {"tuning": "tuning half", "checking": "checking half", "outside": 
 WIDE = ("car", "caravan")  # mbi's AIM takes hours on them (16 rounds a column, tens of thousands of candidates)
 
 
-def run_env() -> dict[str, str]:
-    """One BLAS thread (on 2 cores a multithreaded BLAS stalls when anything else runs)."""
-    return {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+def run_env(fixed_hashing: bool = False) -> dict[str, str]:
+    """One BLAS thread (on 2 cores a multithreaded BLAS stalls when anything else runs);
+    ``fixed_hashing``: Python's string hashing fixed too (PYTHONHASHSEED=0), without which DPSynth's
+    seeded runs differ from process to process (its iteration over sets of column names)."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return {**env, "PYTHONHASHSEED": "0"} if fixed_hashing else env
 
 
 def coded(table: str) -> tuple[Path, Path]:
@@ -200,11 +203,12 @@ def synth_model_error(codes: np.ndarray, sizes: dict[str, int], path: Path, sets
     return model_column(codes, list(sizes.values()), model, Domain(names, tuple(sizes.values())), sets)
 
 
-def run_in_group(command: list[str], timeout: float) -> subprocess.CompletedProcess | None:
-    """Run ``command`` in a session of its own; after ``timeout`` seconds stop it and everything it
-    started (its process group) and return None."""
+def run_in_group(command: list[str], timeout: float,
+                 fixed_hashing: bool = False) -> subprocess.CompletedProcess | None:
+    """Run ``command`` in a session of its own (``run_env(fixed_hashing)``); after ``timeout`` seconds
+    stop it and everything it started (its process group) and return None."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=run_env(), start_new_session=True)
+                               env=run_env(fixed_hashing), start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -278,7 +282,7 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
                            *options, "--data", str(csv), "--domain", str(domain_file)]
                 record = {"tool": tool, "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
                 start = time.perf_counter()
-                finished = run_in_group(command, timeout)
+                finished = run_in_group(command, timeout, fixed_hashing=True)
                 if finished is None:
                     record.update(status="timeout", seconds=timeout)
                 elif finished.returncode != 0:
