@@ -72,6 +72,8 @@ def test_domain_validates_and_answers_sizes():
         Domain(("x",), (2, 3))
     with pytest.raises(ValueError, match="not in the domain"):
         d.index("w")
+    with pytest.raises(ValueError, match="'w' is not in the domain"):
+        d.shape(("x", "w"))
 
 
 def test_factor_product_broadcasts_over_the_union():
@@ -195,6 +197,21 @@ def test_marginals_across_cliques_share_each_cliques_factor(monkeypatch):
     assert passes <= 2 * 3, summed
     with pytest.raises(ValueError):
         got[0][0, 0] = 1.0
+
+def test_the_clique_containing_attributes_is_the_smallest_and_the_first_of_equals():
+    draws = np.random.default_rng(5)
+    names = tuple("abcdefgh")
+    for _ in range(40):
+        domain = Domain(names, tuple(int(s) for s in draws.choice([2, 3], size=len(names))))
+        structure = [tuple(draws.choice(names, size=int(draws.integers(1, 4)), replace=False)) for _ in range(6)]
+        tree = build_junction_tree(domain, structure)
+        for k in range(4):
+            for attrs in itertools.combinations(names, k):
+                holders = [i for i, c in enumerate(tree.cliques) if set(attrs) <= set(c)]
+                expected = min(holders, key=lambda i: (domain.size(tree.cliques[i]), i)) if holders else None
+                assert tree.containing(attrs) == expected
+    assert tree.containing(("z",)) is None  # a name no clique holds
+
 
 def test_covering_subtrees_are_minimal_per_independent_part_and_merging_bounds_the_size():
     names = tuple("abcdefg")

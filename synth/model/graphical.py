@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -125,13 +126,19 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
 
 
 def elimination_steps(domain: Domain, scopes: Sequence[tuple[str, ...]], attrs: tuple[str, ...],
-                      ) -> list[tuple[list[int], tuple[str, ...], int]]:
+                      ) -> tuple[tuple[tuple[int, ...], tuple[str, ...], int], ...]:
     """The greedy plan ``eliminate`` follows for tables over ``scopes``, from sizes only: while an
     attribute outside ``attrs`` is left, pick the one whose tables span the fewest cells; the step
     multiplies those tables (their positions in the running list, where each step's result goes
     last) and keeps the attributes still wanted or held by another table. Each step also gives
-    the cells its product spans (its cost)."""
-    scopes = [tuple(s) for s in scopes]
+    the cells its product spans (its cost). Plans are kept: a model's many marginals repeat them."""
+    return _elimination_steps(domain, tuple(tuple(s) for s in scopes), tuple(attrs))
+
+
+@lru_cache(maxsize=16384)
+def _elimination_steps(domain: Domain, scopes_given: tuple[tuple[str, ...], ...], attrs: tuple[str, ...],
+                       ) -> tuple[tuple[tuple[int, ...], tuple[str, ...], int], ...]:
+    scopes = list(scopes_given)
     hidden = {a for s in scopes for a in s} - set(attrs)
     steps = []
     while hidden:
@@ -141,10 +148,10 @@ def elimination_steps(domain: Domain, scopes: Sequence[tuple[str, ...]], attrs: 
         rest = [s for s in scopes if attr not in s]
         span = {a for i in involved for a in scopes[i]}
         kept = domain.canonical(a for a in span if a in attrs or any(a in s for s in rest))
-        steps.append((involved, kept, domain.size(span)))
+        steps.append((tuple(involved), kept, domain.size(span)))
         scopes = rest + [kept]
         hidden -= span - set(kept)
-    return steps
+    return tuple(steps)
 
 
 def eliminate(domain: Domain, factors: Sequence[tuple[tuple[str, ...], np.ndarray]],

@@ -112,10 +112,24 @@ class JunctionTree:
         return sum(self.domain.size(c) for c in self.cliques) * BYTES_PER_CELL / 2**20
 
     def containing(self, attrs: Iterable[str]) -> int | None:
-        """Index of the smallest clique holding all of ``attrs``, or None when none does."""
-        wanted = set(attrs)
-        holders = [i for i, c in enumerate(self.cliques) if wanted <= set(c)]
-        return min(holders, key=lambda i: self.domain.size(self.cliques[i])) if holders else None
+        """Index of the smallest clique holding all of ``attrs`` (the first such, on a tie), or None
+        when none does."""
+        held = self._holders
+        holders = set(range(len(self.cliques)))
+        for a in attrs:
+            holders &= held.get(a, set())
+            if not holders:
+                return None
+        return min(sorted(holders), key=self._cells.__getitem__)
+
+    @cached_property
+    def _holders(self) -> dict[str, set[int]]:
+        """For each attribute, the cliques that hold it."""
+        holders: dict[str, set[int]] = {}
+        for i, clique in enumerate(self.cliques):
+            for a in clique:
+                holders.setdefault(a, set()).add(i)
+        return holders
 
 
     @cached_property

@@ -23,6 +23,7 @@ import math
 import threading
 import types
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numba
@@ -273,7 +274,14 @@ def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray,
     that order) index a smaller table. Each axis gets its stride in the smaller table (0 for the
     others); neighbouring axes that move together (both left out, or kept next to each other in
     the same order) are merged, so that the inner loop is as long as it can be. Also the smaller
-    table's shape."""
+    table's shape. (Fresh arrays each call; the layout itself is worked out once per shape and axes.)"""
+    merged_shape, merged_strides, small = _merged_layout(tuple(shape), tuple(keep))
+    return np.array(merged_shape, dtype=np.int64), np.array(merged_strides, dtype=np.int64), small
+
+
+@lru_cache(maxsize=16384)
+def _merged_layout(shape: tuple[int, ...], keep: tuple[int, ...]
+                   ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     small = tuple(shape[k] for k in keep)
     strides = [0] * len(shape)
     stride = 1
@@ -289,7 +297,7 @@ def _merged_axes(shape: Sequence[int], keep: Sequence[int]) -> tuple[np.ndarray,
         else:
             merged_shape.append(size)
             merged_strides.append(step)
-    return np.array(merged_shape, dtype=np.int64), np.array(merged_strides, dtype=np.int64), small
+    return tuple(merged_shape), tuple(merged_strides), small
 
 
 def _cut_axis(shape: np.ndarray, strides: np.ndarray) -> int | None:
