@@ -14,7 +14,7 @@ from scipy.stats import chi2, chisquare
 
 from synth.columns.domain import Domain
 from synth.model.factor import Factor
-from synth.model.graphical import GraphicalModel
+from synth.model.graphical import GraphicalModel, _contract
 from synth.model.junction_tree import build_junction_tree, maximal_cliques, model_size_mb
 
 # clique structures over attributes a..f: chains, stars, non-chordal cycles that need fill-in
@@ -211,6 +211,28 @@ def test_the_clique_containing_attributes_is_the_smallest_and_the_first_of_equal
                 expected = min(holders, key=lambda i: (domain.size(tree.cliques[i]), i)) if holders else None
                 assert tree.containing(attrs) == expected
     assert tree.containing(("z",)) is None  # a name no clique holds
+
+
+def test_contractions_keep_numpys_greedy_order_to_the_last_bit():
+    """``_contract`` finds each layout's contraction order once; its products must equal
+    ``np.einsum(optimize=True)``'s exactly, on the first call and on later ones."""
+    draws = np.random.default_rng(0)
+    names = list("abcdefg")
+    for _ in range(200):
+        sizes = {a: int(draws.integers(1, 6)) for a in names}
+        factors = []
+        for _ in range(int(draws.integers(3, 6))):
+            attrs = tuple(str(a) for a in draws.choice(names, size=int(draws.integers(1, 4)), replace=False))
+            factors.append((attrs, draws.random(tuple(sizes[a] for a in attrs))))
+        present = list(dict.fromkeys(a for attrs, _ in factors for a in attrs))
+        out = tuple(str(a) for a in draws.choice(present, size=int(draws.integers(0, 4)), replace=False))
+        labels = {a: i for i, a in enumerate(dict.fromkeys(present + list(out)))}
+        operands: list = []
+        for attrs, table in factors:
+            operands += [table, [labels[a] for a in attrs]]
+        expected = np.einsum(*operands, [labels[a] for a in out], optimize=True)
+        assert np.array_equal(_contract(factors, out), expected)
+        assert np.array_equal(_contract(factors, out), expected)
 
 
 def test_covering_subtrees_are_minimal_per_independent_part_and_merging_bounds_the_size():

@@ -121,8 +121,23 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     operands: list = []
     for attrs, table in factors:
         operands += [table, [labels[a] for a in attrs]]
-    # path search costs more than it saves for two tables (most calls)
-    return np.einsum(*operands, [labels[a] for a in out], optimize=len(factors) > 2)
+    wanted = [labels[a] for a in out]
+    if len(factors) <= 2:  # a path search costs more than it saves for two tables (most calls)
+        return np.einsum(*operands, wanted, optimize=False)
+    layout = tuple((tuple(operands[2 * i + 1]), table.shape) for i, (_, table) in enumerate(factors))
+    return np.einsum(*operands, wanted, optimize=_greedy_path(layout, tuple(wanted)))
+
+
+@lru_cache(maxsize=4096)
+def _greedy_path(layout: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...], out: tuple[int, ...]) -> list:
+    """The order in which ``np.einsum(..., optimize=True)`` contracts tables of these subscripts and
+    shapes (its greedy search reads nothing else), found once: a model's marginals repeat a few
+    hundred layouts over and over."""
+    operands: list = []
+    for subscripts, shape in layout:
+        operands += [np.broadcast_to(0.0, shape), list(subscripts)]
+    path, _ = np.einsum_path(*operands, list(out), optimize="greedy")
+    return path
 
 
 def elimination_steps(domain: Domain, scopes: Sequence[tuple[str, ...]], attrs: tuple[str, ...],
