@@ -154,6 +154,11 @@ def test_to_dict_is_a_copy_that_can_be_edited_without_changing_the_description(d
     data["privacy"]["budget"]["epsilon"] = 99.0
     data["noise"]["seeded"] = "edited"
     assert description.to_dict() != data and "edited" not in description.engine_options
+    again = description.to_dict()
+    again["measurements"][0]["values"][0] = -12345
+    again["measurements"][0]["attrs"].append("edited")
+    assert description.to_dict()["measurements"] == data["measurements"] != again["measurements"]
+    assert description.measurements[0].values[0] != -12345 and "edited" not in description.measurements[0].attrs
 
 
 def test_shape_sources_are_recorded_and_a_data_derived_key_is_not_end_to_end_dp(tmp_path, description):

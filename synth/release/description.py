@@ -132,8 +132,9 @@ class Description:
         return ledger_totals(self.ledger)
 
     def to_dict(self) -> dict[str, Any]:
-        """The Description as plain JSON data: a deep copy, so editing it leaves this object as it is."""
-        return copy.deepcopy({
+        """The Description as plain JSON data: a deep copy, so editing it leaves this object as it is
+        (the compression maps and measurements are built afresh, the rest is copied)."""
+        data = copy.deepcopy({
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "software": dict(self.software),
@@ -150,9 +151,10 @@ class Description:
             },
             "noise": dict(self.noise),
             "rows": self.rows,
-            "compression": {name: mapping.tolist() for name, mapping in self.compression.items()},
-            "measurements": [m.to_dict() for m in self.measurements],
         })
+        data["compression"] = {name: mapping.tolist() for name, mapping in self.compression.items()}
+        data["measurements"] = [m.to_dict() for m in self.measurements]
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> Description:
