@@ -22,7 +22,7 @@ class Domain:
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
-    _codes: dict[str, int] = field(init=False, repr=False, compare=False)  # each name's number of codes
+    _code_counts: dict[str, int] = field(init=False, repr=False, compare=False)  # each name's number of codes
 
     def __post_init__(self) -> None:
         names = tuple(self.names)
@@ -42,7 +42,7 @@ class Domain:
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "_positions", {n: i for i, n in enumerate(names)})
-        object.__setattr__(self, "_codes", dict(zip(names, sizes)))
+        object.__setattr__(self, "_code_counts", dict(zip(names, sizes)))
 
     @classmethod
     def from_mapping(cls, sizes: Mapping[str, int]) -> Domain:
@@ -75,7 +75,7 @@ class Domain:
     def shape(self, attrs: Iterable[str]) -> tuple[int, ...]:
         """Numbers of codes of ``attrs``, in the order given."""
         try:
-            return tuple(map(self._codes.__getitem__, attrs))
+            return tuple(map(self._code_counts.__getitem__, attrs))
         except KeyError as missing:
             raise ValueError(f"attribute {missing.args[0]!r} is not in the domain {list(self.names)}") from None
 

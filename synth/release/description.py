@@ -134,7 +134,7 @@ class Description:
     def to_dict(self) -> dict[str, Any]:
         """The Description as plain JSON data: a deep copy, so editing it leaves this object as it is
         (the compression maps and measurements are built afresh, the rest is copied)."""
-        data = copy.deepcopy({
+        data: dict[str, Any] = copy.deepcopy({
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "software": dict(self.software),
