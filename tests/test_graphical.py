@@ -198,6 +198,7 @@ def test_marginals_across_cliques_share_each_cliques_factor(monkeypatch):
     with pytest.raises(ValueError):
         got[0][0, 0] = 1.0
 
+
 def test_the_clique_containing_attributes_is_the_smallest_and_the_first_of_equals():
     draws = np.random.default_rng(5)
     names = tuple("abcdefgh")

@@ -63,7 +63,10 @@ class Domain:
         try:
             return self._positions[attr]
         except KeyError:
-            raise ValueError(f"attribute {attr!r} is not in the domain {list(self.names)}") from None
+            raise self._unknown(attr) from None
+
+    def _unknown(self, attr: object) -> ValueError:
+        return ValueError(f"attribute {attr!r} is not in the domain {list(self.names)}")
 
     def canonical(self, attrs: Iterable[str]) -> tuple[str, ...]:
         """``attrs`` (distinct, known) sorted in domain order."""
@@ -77,7 +80,7 @@ class Domain:
         try:
             return tuple(map(self._code_counts.__getitem__, attrs))
         except KeyError as missing:
-            raise ValueError(f"attribute {missing.args[0]!r} is not in the domain {list(self.names)}") from None
+            raise self._unknown(missing.args[0]) from None
 
     def size(self, attrs: Iterable[str] | None = None) -> int:
         """Number of cells of the marginal over ``attrs`` (all attributes when None)."""

@@ -119,13 +119,15 @@ def _contract(factors: Sequence[tuple[tuple[str, ...], np.ndarray]], out: tuple[
     """Sum over everything but ``out`` of the product of ``factors`` (axes of the result: ``out``)."""
     labels = {a: i for i, a in enumerate(dict.fromkeys([a for attrs, _ in factors for a in attrs] + list(out)))}
     operands: list = []
+    layout = []  # each table's subscripts and shape: all that the order of contraction depends on
     for attrs, table in factors:
-        operands += [table, [labels[a] for a in attrs]]
+        subscripts = [labels[a] for a in attrs]
+        operands += [table, subscripts]
+        layout.append((tuple(subscripts), table.shape))
     wanted = [labels[a] for a in out]
     if len(factors) <= 2:  # a path search costs more than it saves for two tables (most calls)
         return np.einsum(*operands, wanted, optimize=False)
-    layout = tuple((tuple(operands[2 * i + 1]), table.shape) for i, (_, table) in enumerate(factors))
-    return np.einsum(*operands, wanted, optimize=_greedy_path(layout, tuple(wanted)))
+    return np.einsum(*operands, wanted, optimize=_greedy_path(tuple(layout), tuple(wanted)))
 
 
 @lru_cache(maxsize=4096)
