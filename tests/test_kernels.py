@@ -114,6 +114,7 @@ def test_row_shifts_and_scalings_and_moving_towards_are_numpy_s():
 @pytest.fixture
 def every_table_cut(monkeypatch):
     """Every table passed over in 5 parts by the every-core kernels, however small (one thread suffices)."""
+    monkeypatch.setattr(kernels._CORES, "every_core", lambda kernel, cells: True)
     monkeypatch.setattr(kernels, "_parts", lambda cells: 5 if cells else 1)
     monkeypatch.setattr(kernels, "BLOCK_CELLS", 1)
     monkeypatch.setattr(kernels, "PARALLEL_CELLS", 1)

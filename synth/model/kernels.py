@@ -13,21 +13,26 @@ clique table that sums into it (``spread_onto``).
 A table of at least ``PARALLEL_CELLS`` cells is passed over by every core numba may use (its
 threads; ``NUMBA_NUM_THREADS`` sets how many), cut into parts that write disjoint cells, each in the
 order one core would write them: the values are the same to the last bit on any number of cores.
-On aim's clique tables two cores take half the time of one. One thread of a process passes over a
-table that way at a time (numba's own thread pool would crash on two); the others use one core.
+On aim's clique tables two cores take half the time of one, while the machine is otherwise idle;
+when other processes keep its cores busy, a pass runs on whichever of the two was faster lately
+(``synth.model.core_choice``). One thread of a process passes over a table on every core at a time
+(numba's own thread pool would crash on two); the others use one core.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 import types
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
+
+from synth.model.core_choice import CoreChoice
 
 # A row's maximum may be taken in any order (vectorised; its value does not depend on the order, but for the sign
 # of a zero, which the exp that follows erases), without assuming finite values: potentials may hold −inf. Every
@@ -40,10 +45,17 @@ PARALLEL_CELLS = 1 << 16
 PARTS_PER_THREAD = 4  # a parallel pass is cut into this many parts per thread, so that uneven parts even out
 BLOCK_CELLS = 4096  # a sum is cut along an axis only when its blocks of consecutive rows hold this many cells
 _EVERY_CORE = threading.Lock()  # held while an every-core kernel runs
+_CORES = CoreChoice()  # which compilation a large pass runs (the faster lately)
 
 
-def _compiled(function: Callable[..., None], fastmath: set[str] | bool = False,
-              ) -> tuple[Callable[..., None], Callable[..., None]]:
+class Compiled(NamedTuple):
+    """A kernel's name and its one-core and every-core compilations (``_compiled``)."""
+    name: str
+    one_core: Callable[..., None]
+    every_core: Callable[..., None]
+
+
+def _compiled(function: Callable[..., None], fastmath: set[str] | bool = False) -> Compiled:
     """``function`` compiled twice: for one core (its ``prange`` is a plain range) and for every core
     (its ``prange`` iterations run on numba's threads). Each iteration of a kernel's ``prange`` writes
     cells that no other iteration writes, in the order one core would: both give the same values."""
@@ -51,8 +63,8 @@ def _compiled(function: Callable[..., None], fastmath: set[str] | bool = False,
     # one compiles a copy under its own name
     every_core = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_every_core")
     every_core.__qualname__ = every_core.__name__
-    return (numba.njit(cache=True, fastmath=fastmath)(function),
-            numba.njit(cache=True, fastmath=fastmath, parallel=True)(every_core))
+    return Compiled(function.__name__, numba.njit(cache=True, fastmath=fastmath)(function),
+                    numba.njit(cache=True, fastmath=fastmath, parallel=True)(every_core))
 
 
 def _parts(cells: int) -> int:
@@ -118,17 +130,21 @@ _SHIFT_ROWS, _SCALE_ROWS, _MOVE_TOWARDS = (_compiled(_shift_rows_body), _compile
                                            _compiled(_move_towards_body))
 
 
-def _run(pair: tuple[Callable[..., None], Callable[..., None]], cells: int, *args: Any) -> None:
-    """A kernel on a table of ``cells`` cells: its every-core compilation when the table is large and
-    no other thread of this process is running one (numba's default thread pool takes one caller at
-    a time), else its one-core compilation, which gives the same values."""
+def _run(kernel: Compiled, cells: int, *args: Any) -> None:
+    """A kernel on a table of ``cells`` cells: its every-core compilation when the table is large, no
+    other thread of this process is running one (numba's default thread pool takes one caller at a
+    time) and it has lately been the faster at that size (``_CORES``), else its one-core compilation,
+    which gives the same values."""
     if _parts(cells) > 1 and _EVERY_CORE.acquire(blocking=False):
         try:
-            pair[1](*args)
+            every_core = _CORES.every_core(kernel.name, cells)
+            start = time.perf_counter()
+            (kernel.every_core if every_core else kernel.one_core)(*args)
+            _CORES.record(kernel.name, cells, every_core, time.perf_counter() - start)
         finally:
             _EVERY_CORE.release()
     else:
-        pair[0](*args)
+        kernel.one_core(*args)
 
 
 def row_max(table: np.ndarray) -> np.ndarray:

@@ -1,0 +1,67 @@
+"""Whether a kernel's large pass runs on every core or on one: whichever took less time per cell lately.
+
+Passing over a table on every core is about twice as fast as on one while this process has the
+machine to itself. When other processes keep the cores busy, every parallel pass waits for its
+slowest thread to be scheduled again, and on a busy 2-core machine the every-core passes became
+slower than one core's (diamonds at ε = 3 beside another synth run: 224 s on every core, 116 s on
+one; benchmarks/RESULTS.md). Both compilations give the same values to the last bit, so the choice
+changes only the time a run takes, never its release.
+
+``CoreChoice`` keeps, per kernel and table size (cells to the nearest power of two), a moving
+average of the seconds per cell each compilation took, prefers the faster one, and runs the other
+one call in ``PROBE_EVERY`` so that its average follows the machine's load as it comes and goes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+
+PROBE_EVERY = 32  # one call in this many, per kernel and size, runs the compilation not preferred
+WEIGHT = 0.25  # of the newest time in a moving average
+MOST_GROWTH = 2.0  # a time counts at most this many times the average it joins (one stall moves it little)
+
+
+@dataclass
+class _Times:
+    """The moving averages of seconds per cell, for the one-core [0] and every-core [1] compilation
+    (nan until measured), how many calls of each were seen, and how many calls were chosen."""
+    average: list[float] = field(default_factory=lambda: [math.nan, math.nan])
+    seen: list[int] = field(default_factory=lambda: [0, 0])
+    calls: int = 0
+
+
+class CoreChoice:
+    """Chooses, for each large pass of a kernel, its every-core or its one-core compilation."""
+
+    def __init__(self, probe_every: int = PROBE_EVERY) -> None:
+        self.probe_every = probe_every
+        self._times: dict[tuple[str, int], _Times] = {}
+        self._lock = threading.Lock()
+
+    def every_core(self, kernel: str, cells: int) -> bool:
+        """Whether the next pass of ``kernel`` over ``cells`` cells should run on every core: yes
+        until one core is measured faster at that size, and the other way round one call in
+        ``probe_every``."""
+        with self._lock:
+            times = self._times.setdefault((kernel, cells.bit_length()), _Times())
+            times.calls += 1
+            one, every = times.average
+            prefer_every = math.isnan(one) or not every > one
+            return prefer_every != (times.calls % self.probe_every == 0)
+
+    def record(self, kernel: str, cells: int, every_core: bool, seconds: float) -> None:
+        """A pass of ``kernel`` over ``cells`` cells took ``seconds`` on the compilation chosen. The
+        first pass of each compilation at each size is not counted (it may load or compile it)."""
+        with self._lock:
+            times = self._times.setdefault((kernel, cells.bit_length()), _Times())
+            mode = int(every_core)
+            times.seen[mode] += 1
+            if times.seen[mode] == 1:
+                return
+            per_cell, average = seconds / max(cells, 1), times.average[mode]
+            if math.isnan(average):
+                times.average[mode] = per_cell
+            else:
+                times.average[mode] = average + WEIGHT * (min(per_cell, MOST_GROWTH * average) - average)
