@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from accuracy_suite import BY_NAME, coded, coded_profile, load_coded  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
+from startup_benchmark import synth_source  # noqa: E402
 
 
 def synth_command(table: str, engine: str, epsilon: float, seed: int, folder: Path) -> list[str]:
@@ -90,7 +91,8 @@ def main() -> None:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     command = "python benchmarks/shared_machine.py " + " ".join(sys.argv[1:])
     with RESULTS.open("a") as handle:
-        handle.write(f"\n## A run on a shared machine — {stamp}\n\nMachine: {machine()}. Command: `{command}`. "
+        handle.write(f"\n## A run on a shared machine — {stamp}\n\nMachine: {machine()}. synth: {synth_source(sys.executable)}. "
+                     f"Command: `{command}`. "
                      f"aim on {args.table} at ε = {args.epsilon:g} (seed {args.seed}), wall clock of `synth run`: "
                      f"alone {seconds['alone']:.1f} s; beside mst on {args.beside} (ε = 1, restarted until it "
                      f"ends) {seconds['beside']:.1f} s; beside it on one core (NUMBA_NUM_THREADS=1) "

@@ -9,7 +9,11 @@ changes only the time a run takes, never its release.
 
 ``CoreChoice`` keeps, per kernel and table size (cells to the nearest power of two), a moving
 average of the seconds per cell each compilation took, prefers the faster one, and runs the other
-one call in ``PROBE_EVERY`` so that its average follows the machine's load as it comes and goes.
+now and then so that its average follows the machine's load as it comes and goes: one call in
+``PROBE_EVERY`` times how many times slower it was (at most ``MOST_SPACING`` times), so that the
+probes cost about one call in ``PROBE_EVERY`` of the time. Beside another synth run the every-core
+passes of 2¹⁶–2¹⁸ cells were 8–15 times slower than one core's: probing them one call in 32 cost
+more than a third of those passes' time.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-PROBE_EVERY = 32  # one call in this many, per kernel and size, runs the compilation not preferred
+PROBE_EVERY = 32  # one call in this many, per kernel and size, runs the compilation not preferred, when as fast
+MOST_SPACING = 8  # a compilation that was slower by r is probed one call in PROBE_EVERY × min(r, MOST_SPACING)
 WEIGHT = 0.25  # of the newest time in a moving average
 MOST_GROWTH = 2.0  # a time counts at most this many times the average it joins (one stall moves it little)
 
@@ -26,10 +31,10 @@ MOST_GROWTH = 2.0  # a time counts at most this many times the average it joins 
 @dataclass
 class _Times:
     """The moving averages of seconds per cell, for the one-core [0] and every-core [1] compilation
-    (nan until measured), how many calls of each were seen, and how many calls were chosen."""
+    (nan until measured), how many calls of each were seen, and the calls since the last probe."""
     average: list[float] = field(default_factory=lambda: [math.nan, math.nan])
     seen: list[int] = field(default_factory=lambda: [0, 0])
-    calls: int = 0
+    since_probe: int = 0
 
 
 class CoreChoice:
@@ -43,13 +48,17 @@ class CoreChoice:
     def every_core(self, kernel: str, cells: int) -> bool:
         """Whether the next pass of ``kernel`` over ``cells`` cells should run on every core: yes
         until one core is measured faster at that size, and the other way round one call in
-        ``probe_every``."""
+        ``probe_every`` times how many times slower the other was (at most ``MOST_SPACING``)."""
         with self._lock:
             times = self._times.setdefault((kernel, cells.bit_length()), _Times())
-            times.calls += 1
+            times.since_probe += 1
             one, every = times.average
             prefer_every = math.isnan(one) or not every > one
-            return prefer_every != (times.calls % self.probe_every == 0)
+            slower = 1.0 if math.isnan(one) or math.isnan(every) else max(one, every) / max(min(one, every), 1e-300)
+            if times.since_probe >= self.probe_every * min(slower, MOST_SPACING):
+                times.since_probe = 0
+                return not prefer_every
+            return prefer_every
 
     def record(self, kernel: str, cells: int, every_core: bool, seconds: float) -> None:
         """A pass of ``kernel`` over ``cells`` cells took ``seconds`` on the compilation chosen. The
