@@ -89,10 +89,10 @@ def main() -> None:
                                shallow=False) for name in ("beside", "one_core"))
     print("the three synthetic tables are " + ("the same file" if same else "DIFFERENT"))
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = "python benchmarks/shared_machine.py " + " ".join(sys.argv[1:])
+    command = " ".join(["python benchmarks/shared_machine.py", *sys.argv[1:]])
     with RESULTS.open("a") as handle:
-        handle.write(f"\n## A run on a shared machine — {stamp}\n\nMachine: {machine()}. synth: {synth_source(sys.executable)}. "
-                     f"Command: `{command}`. "
+        handle.write(f"\n## A run on a shared machine — {stamp}\n\nMachine: {machine()}. "
+                     f"synth: {synth_source(sys.executable)}. Command: `{command}`. "
                      f"aim on {args.table} at ε = {args.epsilon:g} (seed {args.seed}), wall clock of `synth run`: "
                      f"alone {seconds['alone']:.1f} s; beside mst on {args.beside} (ε = 1, restarted until it "
                      f"ends) {seconds['beside']:.1f} s; beside it on one core (NUMBA_NUM_THREADS=1) "
