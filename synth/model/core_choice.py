@@ -7,7 +7,7 @@ slower than one core's (diamonds at ε = 3 beside another synth run: 224 s on ev
 one; benchmarks/RESULTS.md). Both compilations give the same values to the last bit, so the choice
 changes only the time a run takes, never its release.
 
-``CoreChoice`` keeps, per kernel and table size (cells to the nearest power of two), a moving
+``CoreChoice`` keeps, per kernel and table size (its cells rounded down to a power of two), a moving
 average of the seconds per cell each compilation took, prefers the faster one, and runs the other
 now and then so that its average follows the machine's load as it comes and goes: one call in
 ``PROBE_EVERY`` times how many times slower it was (at most ``MOST_SPACING`` times), so that the
