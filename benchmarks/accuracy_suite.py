@@ -157,6 +157,16 @@ def key(record: dict) -> tuple[str, str, float, int, str]:
 # synth's side
 # --------------------------------------------------------------------------------------------
 
+def synth_command(csv: Path, sizes: dict[str, int], engine: str, epsilon: float, seed: int, folder: Path,
+                  options: dict | None = None) -> tuple[list[str], Path]:
+    """`python -m synth run` on a coded table's CSV with its complete public profile (written into
+    ``folder``; ``options`` in its [engine_options]), as a user types it, and the output folder it names."""
+    profile, out = folder / f"{csv.stem}.toml", folder / "out"
+    profile.write_text(coded_profile(sizes, epsilon, engine, options or {}))
+    return [sys.executable, "-m", "synth", "run", str(csv), "--profile", str(profile), "--epsilon", str(epsilon),
+            "--engine", engine, "--seed", str(seed), "-o", str(out), "-q"], out
+
+
 def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: float, variant: str = "",
                 options: dict | None = None) -> dict:
     """One synth run through the user's path (module docstring), scored; runs in a fresh process.
@@ -167,10 +177,7 @@ def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: flo
     record = tagged({"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
                      "scored": describe_column_sets(len(sizes), 3, sets)}, variant, options)
     with tempfile.TemporaryDirectory(prefix=f"suite-{table}-") as folder:
-        profile, out = Path(folder) / f"{table}.toml", Path(folder) / "out"
-        profile.write_text(coded_profile(sizes, epsilon, engine, options or {}))
-        command = [sys.executable, "-m", "synth", "run", str(csv), "--profile", str(profile), "--epsilon",
-                   str(epsilon), "--engine", engine, "--seed", str(seed), "-o", str(out), "-q"]
+        command, out = synth_command(csv, sizes, engine, epsilon, seed, Path(folder), options)
         start = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True, check=False, env=run_env(),

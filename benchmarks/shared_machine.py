@@ -29,19 +29,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from accuracy_suite import BY_NAME, coded, coded_profile, load_coded  # noqa: E402
+from accuracy_suite import BY_NAME, coded, load_coded, synth_command  # noqa: E402
 from run_benchmarks import RESULTS, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
 
 
-def synth_command(table: str, engine: str, epsilon: float, seed: int, folder: Path) -> list[str]:
-    """`python -m synth run` on ``table``'s coded CSV with its public profile, into ``folder``/out."""
+def table_command(table: str, engine: str, epsilon: float, seed: int, folder: Path) -> list[str]:
+    """The suite's `synth run` of ``table`` into ``folder``/out (accuracy_suite.synth_command), replacing
+    what an earlier run there wrote."""
     csv, domain_file = coded(table)
     _, sizes = load_coded(csv, domain_file)
-    profile = folder / f"{table}.toml"
-    profile.write_text(coded_profile(sizes, epsilon, engine, {}))
-    return [sys.executable, "-m", "synth", "run", str(csv), "--profile", str(profile), "--epsilon", str(epsilon),
-            "--engine", engine, "--seed", str(seed), "-o", str(folder / "out"), "-q", "--force"]
+    command, _ = synth_command(csv, sizes, engine, epsilon, seed, folder)
+    return [*command, "--force"]
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
@@ -76,8 +75,8 @@ def main() -> None:
         folders = {name: Path(scratch) / name for name in ("alone", "beside", "one_core", "other")}
         for folder in folders.values():
             folder.mkdir()
-        other = synth_command(args.beside, "mst", 1.0, 0, folders["other"])
-        runs = {name: synth_command(args.table, "aim", args.epsilon, args.seed, folders[name])
+        other = table_command(args.beside, "mst", 1.0, 0, folders["other"])
+        runs = {name: table_command(args.table, "aim", args.epsilon, args.seed, folders[name])
                 for name in ("alone", "beside", "one_core")}
         seconds = {"alone": timed(runs["alone"], env)}
         print(f"alone: {seconds['alone']:.1f} s", flush=True)

@@ -45,12 +45,16 @@ class CoreChoice:
         self._times: dict[tuple[str, int], _Times] = {}
         self._lock = threading.Lock()
 
+    def _slot(self, kernel: str, cells: int) -> _Times:
+        """The times of ``kernel`` on tables of about ``cells`` cells (the same power of two)."""
+        return self._times.setdefault((kernel, cells.bit_length()), _Times())
+
     def every_core(self, kernel: str, cells: int) -> bool:
         """Whether the next pass of ``kernel`` over ``cells`` cells should run on every core: yes
         until one core is measured faster at that size, and the other way round one call in
         ``probe_every`` times how many times slower the other was (at most ``MOST_SPACING``)."""
         with self._lock:
-            times = self._times.setdefault((kernel, cells.bit_length()), _Times())
+            times = self._slot(kernel, cells)
             times.since_probe += 1
             one, every = times.average
             prefer_every = math.isnan(one) or not every > one
@@ -64,7 +68,7 @@ class CoreChoice:
         """A pass of ``kernel`` over ``cells`` cells took ``seconds`` on the compilation chosen. The
         first pass of each compilation at each size is not counted (it may load or compile it)."""
         with self._lock:
-            times = self._times.setdefault((kernel, cells.bit_length()), _Times())
+            times = self._slot(kernel, cells)
             mode = int(every_core)
             times.seen[mode] += 1
             if times.seen[mode] == 1:
