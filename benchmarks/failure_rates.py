@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import real_scoring as scoring
 import real_tables as rt
 from run_benchmarks import RESULTS, machine
 from startup_benchmark import synth_source
@@ -100,7 +101,7 @@ def written_decimals(cells: pd.Series) -> int:
 
 def numeric_findings(name: str, original: pd.Series, synthetic: pd.Series, domain: dict) -> list[Finding]:
     """coverage, wide, sign, bounds and decimals of a numeric or date column."""
-    convert = rt.as_seconds if domain["kind"] == "datetime" else rt.as_numbers
+    convert = scoring.as_seconds if domain["kind"] == "datetime" else scoring.as_numbers
     lower, upper = convert(pd.Series([str(domain["lower"]), str(domain["upper"])]))
     real = convert(original)
     real = real[~np.isnan(real)]
@@ -152,14 +153,14 @@ def release_findings(original: pd.DataFrame, synthetic: pd.DataFrame, domains: d
         domain = domains.get(name)
         if domain is None or name not in synthetic.columns:
             left_out.append(name)
-        elif domain["kind"] not in rt.UNMODELLED:
+        elif domain["kind"] not in scoring.UNMODELLED:
             findings += column_findings(name, original[name], synthetic[name], domain, other_label)
     return findings, left_out
 
 
 def clipped_share(original: pd.Series, domain: dict) -> float:
     """The share of the original's values outside a numeric or date column's released [lower, upper]."""
-    convert = rt.as_seconds if domain["kind"] == "datetime" else rt.as_numbers
+    convert = scoring.as_seconds if domain["kind"] == "datetime" else scoring.as_numbers
     lower, upper = convert(pd.Series([str(domain["lower"]), str(domain["upper"])]))
     real = convert(original)
     real = real[~np.isnan(real)]
@@ -189,13 +190,13 @@ def first_error(notes: list[str]) -> str:
 def table_runs(table: rt.Table, epsilon: float, seeds: Sequence[int]) -> tuple[pd.DataFrame, list[RunFindings]]:
     """The original's cells and every seed's findings on one table at one budget."""
     csv = rt.export_csv(table, rt.WORK / table.name)
-    original = rt.read_cells(csv)
+    original = scoring.read_cells(csv)
     runs = []
     for seed in seeds:
         run = rt.run_synth(csv, "independent", table, epsilon, seed)
         result = RunFindings(seed, run.exit, round(run.seconds, 1))
         if run.exit == 0:
-            synthetic, domains, other_label = rt.read_release(run.out)
+            synthetic, domains, other_label = scoring.read_release(run.out)
             result.findings, result.left_out = release_findings(original, synthetic, domains, other_label)
             result.located_clipped = located_clipped(original, domains, release_verdicts(run.out))
         else:

@@ -14,12 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, "/work/main/benchmarks")
-import failure_rates as fr
-import real_tables as rt
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import failure_rates as fr  # noqa: E402
+import real_scoring as scoring  # noqa: E402
 
 csv, seeds, label = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-original = rt.read_cells(csv)
+original = scoring.read_cells(csv)
 fails: collections.Counter = collections.Counter()
 exits: collections.Counter = collections.Counter()
 worst: dict[str, float] = {}
@@ -32,7 +32,7 @@ for seed in range(1, seeds + 1):
     if done.returncode:
         print(seed, done.stderr[-200:])
         continue
-    synthetic, domains, other = rt.read_release(out)
+    synthetic, domains, other = scoring.read_release(out)
     findings, left = fr.release_findings(original, synthetic, domains, other)
     for check in {f.check for f in findings}:
         fails[check] += 1
