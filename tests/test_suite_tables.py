@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from pgm_common import describe_column_sets, scored_column_sets
-from suite_tables import binned, code_frame, integers, levels, log_grid
+from public_bins import binned, code_frame, integers, levels, log_grid
 
 
 def test_binned_has_end_bins_and_a_missing_code():
