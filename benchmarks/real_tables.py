@@ -461,7 +461,8 @@ def report(records: list[dict], command: str) -> list[str]:
         "`python -m synth run TABLE.csv --epsilon E --seed S -o OUT` as a fresh process, zero-config (default "
         "engine and δ), with `--profile benchmarks/real_profiles/TABLE.toml` (reviewed; it drops ID and "
         "free-text columns), and `--engine independent` zero-config; tables in benchmarks/real_tables.md, "
-        "verdict criteria and discretisation in the script's docstring. TVD over the columns the profile keeps "
+        "verdict criteria and discretisation in benchmarks/real_scoring.py's docstring. TVD over the columns "
+        "the profile keeps "
         f"(scored), on one discretisation per table drafted from the original, synth evaluate's ({QUANTILE_BINS} "
         f"quantile bins; {TOP_VALUES} most frequent values + other; missing apart); 2-way over all pairs, at most 300 sampled; "
         "resample: a bootstrap resample of the original, the floor at that row count.\n",
