@@ -19,19 +19,8 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from cases import (
-    _INDEPENDENT,
-    _INDEPENDENT_REPLACE,
-    _MST,
-    ROWS,
-    AuditCase,
-    CodeRows,
-    EngineSetup,
-    _engine,
-    engine_runs,
-    public_schema,
-    write_codes,
-)
+from cases import _INDEPENDENT, _INDEPENDENT_REPLACE, _MST, AuditCase, _engine
+from engine_runs import ROWS, CodeRows, EngineSetup, engine_runs, public_schema, write_codes
 
 from synth.privacy.neighbours import Neighbouring
 from synth.tables.counting import CountingTable

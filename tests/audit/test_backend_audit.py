@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from auditing import audit
 from backends import DUCKDB_CASES, SPARK_CASES, backend_code_rows
-from cases import CONFIDENCE, AuditCase, neighbour, tiny_table
+from cases import CONFIDENCE, AuditCase
+from engine_runs import neighbour, tiny_table
 
 pytest.importorskip("duckdb")
 HONEST = [case for case in DUCKDB_CASES if not case.mutation]

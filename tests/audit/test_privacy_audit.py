@@ -6,17 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auditing import Claim, audit, clopper_pearson
-from cases import (
-    CASES,
-    CONFIDENCE,
-    NAMES,
-    SIZES,
-    AuditCase,
-    chosen_database,
-    expected_values,
-    skewed_table,
-    tiny_table,
-)
+from cases import CASES, CONFIDENCE, AuditCase, skewed_table
+from engine_runs import NAMES, SIZES, chosen_database, expected_values, tiny_table
 
 from synth.columns.domain import Domain
 from synth.engines import EngineResult, make_engine

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from auditing import log_likelihood_ratio
-from cases import DELTA, EPSILON, Sample, spent_claim
+from cases import EPSILON
+from claims import DELTA, Sample, spent_claim
 
 from synth.columns import cells, encoding
 from synth.columns.kinds import Kind
