@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,7 +55,7 @@ def main(runs: int, rows: int, command: str) -> None:
         ("with the saved model, `--condition sex=Female --condition age=30..40`",
          [*generate, "--condition", "sex=Female", "--condition", "age=30..40"], False),
     ]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"\n## `synth generate --rows {rows:,}` on the demo's Description, with and without its saved model "
              f"— {stamp}\n",
              f"Machine: {machine()}. Command: `{command}`. The demo release is `synth demo --seed 1` (demo profile, "

@@ -35,7 +35,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -329,7 +329,7 @@ def run_grid(runs: Path, epsilons: Sequence[float], seeds: int, cases: Sequence[
                 if (case, float(epsilon), seed) in done:
                     continue
                 record = run_case(case, epsilon, seed)
-                record["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                record["date"] = datetime.now(UTC).isoformat(timespec="seconds")
                 with runs.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
                 outcome = "did not finish" if record.get("timed_out") else show(record)
@@ -341,7 +341,7 @@ def append_summary(runs: Path, title: str, method: str) -> None:
     """Append to RESULTS.md (and print) a dated summary of every run in ``runs``: the machine, the
     command, ``method`` (what was measured and how) and the table of mean ± s.e. per case and ε."""
     records = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}"
     command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
     text = [f"\n## {title} — {stamp}\n",

@@ -22,7 +22,7 @@ import platform
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -51,7 +51,7 @@ class Outcome:
 
 
 def machine() -> str:
-    load = ", load average {:.1f} (shared machine)".format(os.getloadavg()[0]) if hasattr(os, "getloadavg") else ""
+    load = f", load average {os.getloadavg()[0]:.1f} (shared machine)" if hasattr(os, "getloadavg") else ""
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores{load}, Python "
             f"{platform.python_version()}, numpy {np.__version__}, OpenDP {version('opendp')}")
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'ok ' if outcome.as_expected else 'BAD'} {outcome.seconds:6.1f}s {case.name}: {result.summary()}",
               flush=True)
     command = "PYTHONPATH=. python benchmarks/" + " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])])
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     bad = [o.case.name for o in outcomes if not o.as_expected]
     section = [
         f"## Privacy audit ({'strong' if strong else 'default'} run) — {stamp}", "",

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import failure_rates as fr  # noqa: E402
-import real_scoring as scoring  # noqa: E402
+import failure_rates as fr
+import real_scoring as scoring
 
 csv, seeds, label = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 original = scoring.read_cells(csv)

@@ -66,7 +66,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -448,7 +448,7 @@ def finding_lines(records: list[dict]) -> list[str]:
 
 def report(records: list[dict], command: str) -> list[str]:
     """The RESULTS.md section: heading, machine, command, summary table, targets, findings."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     source = synth_source(sys.executable)  # "folder (commit)"
     synth_dir = Path(source.split(" (")[0])
     last_change = subprocess.run(["git", "-C", str(synth_dir), "log", "-1", "--format=%h", "--", "synth"],
@@ -497,7 +497,7 @@ def main(epsilons: Sequence[float], seeds: int, only: Sequence[str] | None, appe
     with (WORK / "runs.jsonl").open("a", encoding="utf-8") as log:
         for table in tables:
             for record in benchmark_table(table, epsilons, range(1, seeds + 1)):
-                log.write(json.dumps({**record, "when": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                log.write(json.dumps({**record, "when": datetime.now(UTC).isoformat(timespec="seconds")})
                           + "\n")
                 records.append(record)
     lines = report(records, command)

@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pgm_common  # noqa: E402  (sibling module, numpy only)
+import pgm_common
 
 Clique = tuple[str, ...]
 
@@ -223,7 +223,7 @@ class NumpyMarginals:
         eliminate = {a for cl, _ in factors for a in cl} - set(clique)
         while eliminate:
             # greedy: the variable whose elimination touches the smallest table
-            def cost(z: str) -> int:
+            def cost(z: str, factors: list = factors) -> int:
                 scope = {a for cl, _ in factors if z in cl for a in cl}
                 return math.prod(self.sizes[a] for a in scope)
 

@@ -21,7 +21,7 @@ import resource
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -69,7 +69,7 @@ def timing_row(label: str, result: dict) -> str:
 
 def timing_heading(title: str, command: str) -> list[str]:
     """The heading of a RESULTS.md section (title, UTC date, machine, command) and its table head."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return [f"\n## {title} — {stamp}\n", f"Machine: {machine()}. Command: {command}\n", *TIMING_HEAD]
 
 

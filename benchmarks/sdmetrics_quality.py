@@ -25,7 +25,7 @@ import gzip
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +103,7 @@ def main() -> None:
 
     lines = [
         "", f"## SDMetrics QualityReport on the demo release read as written — "
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC", "",
         f"Machine: {machine()}. Command: `python benchmarks/sdmetrics_quality.py --synth-python PYTHON --seeds "
         f"{args.seeds}` (SDMetrics {sdmetrics.__version__}, pandas {pd.__version__} in its own environment; synth "
         f"{version} as `python -m synth run adult.csv --profile adult.toml --seed S`). Both CSVs read with pandas' "

@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +58,7 @@ def wall_times(argv: list[str], runs: int) -> tuple[list[float], int]:
 
 
 def main(pythons: list[str], runs: int, command: str) -> None:
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"\n## `synth --help` and `synth --version` start-up — {stamp}\n",
              f"Machine: {machine()}. Command: `{command}`. Each command is a fresh process (the `synth` "
              f"script), timed {runs} times after one warm-up run.\n",

@@ -22,7 +22,7 @@ import platform
 import resource
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +75,7 @@ def main() -> None:
         truth = marginal_counts(codes, size_list, columns)
         errors["aim"].append(tvd(truth, marginal_counts(synthetic, size_list, columns)))
         errors["independent (exact 1-way)"].append(tvd(truth, marginal_counts(independent, size_list, columns)))
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"\n## `aim` on a 40-column table — {stamp}\n",
         f"Machine: {platform.system()} {platform.machine()}, 2 cores, Python {platform.python_version()}. "

@@ -49,7 +49,7 @@ def uneven_weights(n: int) -> list[float]:
 
 @pytest.mark.parametrize("epsilon", [0, 0.0, -1.0, math.nan, math.inf, True, "1.0", None])
 def test_budget_rejects_bad_epsilon(epsilon: object) -> None:
-    with pytest.raises(BudgetError, match="epsilon must be a positive number such as 1.0"):
+    with pytest.raises(BudgetError, match=r"epsilon must be a positive number such as 1\.0"):
         Budget(epsilon)  # type: ignore[arg-type]
 
 

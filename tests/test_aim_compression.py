@@ -51,7 +51,7 @@ def test_expansion_weights_are_the_merged_codes_noisy_counts_clipped_at_zero():
 
 def test_the_expanded_one_way_marginal_follows_the_noisy_counts_exactly():
     one_way = [_m("a", [100, 3, 50, -1, 2])]
-    maps, compressed = compress_one_way(one_way)
+    maps, _ = compress_one_way(one_way)
     weights = expansion_weights(one_way, maps)
     merged = np.array([100.0, 50.0, 10.0])  # the model's mass on the kept codes and the merged one
     out = expand_marginal(merged, ["a"], maps, weights)

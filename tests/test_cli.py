@@ -31,8 +31,8 @@ def assert_clean_error(code: int, err: str, *needles: str) -> None:
 
 def test_run_without_profile_gives_a_dp_release(capsys, tmp_path, mixed_csv):
     out = tmp_path / "out"
-    code, stdout, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "4",
-                                "-o", str(out), "--quiet")
+    code, _, err = run_cli(capsys, "run", str(mixed_csv), "--epsilon", "1", "--seed", "4",
+                           "-o", str(out), "--quiet")
     assert code == 0, err
     synthetic = pd.read_csv(out / "synthetic.csv", keep_default_na=False)
     assert list(synthetic.columns) == ["city", "age", "income", "joined", "member"]
@@ -166,7 +166,7 @@ def test_malformed_profile(capsys, tmp_path, mixed_csv):
 
 def test_drafted_profile_is_refused_until_reviewed(capsys, tmp_path, mixed_csv):
     profile = tmp_path / "p.toml"
-    code, out, _ = run_cli(capsys, "profile", str(mixed_csv), "-o", str(profile))
+    code, _, _ = run_cli(capsys, "profile", str(mixed_csv), "-o", str(profile))
     assert code == 0 and "data-derived" in profile.read_text()
     code, _, err = run_cli(capsys, "run", str(mixed_csv), "--profile", str(profile), "-o", str(tmp_path / "o"))
     assert_clean_error(code, err, "data-derived", "accept_data_derived_domains")

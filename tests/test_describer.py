@@ -191,6 +191,6 @@ def test_a_release_that_fails_after_describing_says_what_was_spent(tmp_path, mon
         raise SynthError("sampling failed.")
 
     monkeypatch.setattr(synth.api, "fit", failing_fit)
-    with pytest.raises(SynthError, match="sampling failed. This run had already spent rho = ") as caught:
+    with pytest.raises(SynthError, match=r"sampling failed\. This run had already spent rho = ") as caught:
         synth.api.run(mixed_table(), tmp_path / "out", epsilon=1.0, engine="independent", seed=1, report_to=None)
     assert "released nothing" in str(caught.value) and list((tmp_path / "out").iterdir()) == []

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from synth.api import describe
-from synth.generation.generate import fit
 from synth.domains.profile import Profile
 from synth.errors import DescriptionError, InputFileError, OutputError
+from synth.generation.generate import fit
 from synth.release.description import load_description, save_description
 from synth.release.manifest import build_manifest, guarantee_statement
 from tests.conftest import mixed_table

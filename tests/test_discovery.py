@@ -166,7 +166,7 @@ def test_classify_cells_reads_each_cell():
 @pytest.mark.parametrize("values,expected", [
     ([str(i % 90) for i in range(3000)] + ["n/a", "unknown"], Kind.INTEGER),  # odd cells do not flip it
     ([f"{i / 7:.3f}" for i in range(3000)], Kind.FLOAT),
-    (["2021-05-0%d" % (1 + i % 9) for i in range(3000)], Kind.DATETIME),
+    ([f"2021-05-0{1 + i % 9}" for i in range(3000)], Kind.DATETIME),
     (["yes", "no"] * 1500, Kind.BOOLEAN),
     (["red", "green", "blue"] * 1000 + ["7"], Kind.CATEGORICAL),
 ])

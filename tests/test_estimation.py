@@ -18,7 +18,7 @@ def test_projection_matches_a_generic_solver():
         y = rng.normal(10, 20, size=7)
         x = project_to_simplex(y, 50.0)
         assert x.min() >= 0 and x.sum() == pytest.approx(50.0)
-        solved = minimize(lambda z: ((z - y) ** 2).sum(), np.full(7, 50 / 7), method="SLSQP",
+        solved = minimize(lambda z, y=y: ((z - y) ** 2).sum(), np.full(7, 50 / 7), method="SLSQP",
                           bounds=[(0, None)] * 7, constraints=[{"type": "eq", "fun": lambda z: z.sum() - 50}])
         np.testing.assert_allclose(x, solved.x, atol=1e-4)
 

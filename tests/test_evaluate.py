@@ -194,7 +194,7 @@ def test_refuses_mismatched_columns_empty_tables_and_other_kinds():
     original = mixed_table(300, seed=9)
     other = original.copy()
     other["age"] = ["young", "old"] * 150
-    with pytest.raises(DataError, match="'age' is integer .* differ in the kind"):
+    with pytest.raises(DataError, match=r"'age' is integer .* differ in the kind"):
         evaluate(original, other)
     numbers = original.assign(city=np.arange(300).astype(str))
     with pytest.raises(DataError, match="'city' in the synthetic table are not among its categories"):

@@ -4,6 +4,7 @@ columns are added, and the report shows wide heatmaps one per row at their own s
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 
 import numpy as np
@@ -32,7 +33,7 @@ def test_heatmap_labels_never_overlap_and_keep_their_size(columns):
     for labels in (axes.get_xticklabels(), axes.get_yticklabels()):
         assert [label.get_fontsize() for label in labels] == [LABEL_POINTS] * columns
         boxes = _boxes(figure, labels)
-        assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+        assert not any(a.overlaps(b) for a, b in itertools.pairwise(boxes))
     # a row of cells is taller than a label, so the figure grows with the columns instead
     row = _boxes(figure, [axes])[0].height / columns
     assert row > 1.2 * _boxes(figure, axes.get_yticklabels()[:1])[0].height

@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 

@@ -94,7 +94,7 @@ def test_a_damaged_or_foreign_model_file_is_a_clean_error(tmp_path, descriptions
         "bytes flipped": whole[:200] + bytes(b ^ 0xFF for b in whole[200:260]) + whole[260:],
         "not an archive": b"hello",
     }
-    for label, content in cases.items():
+    for content in cases.values():
         path.write_bytes(content)
         with pytest.raises(ModelFileError, match="damaged or not a synth model file"):
             load_model(path)
@@ -130,8 +130,8 @@ def test_run_keeps_the_model_and_generate_reuses_it_without_fitting(capsys, tmp_
     assert kept.digest == description_digest(load_description(release / "description.json"))
     assert repr(fit(release / "description.json")) == repr(kept)  # fit takes a Description's path too
     _no_fit(monkeypatch)
-    code, out, err = run_cli(capsys, "generate", str(release / "description.json"), "--rows", "500", "--seed", "3",
-                             "-o", str(tmp_path / "s.csv"))
+    code, _, err = run_cli(capsys, "generate", str(release / "description.json"), "--rows", "500", "--seed", "3",
+                           "-o", str(tmp_path / "s.csv"))
     assert code == 0 and "using the fitted model saved in" in err, err
     expected = kept.sample(500, seed=3)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s.csv"), pd.read_csv(_written(expected, tmp_path)))

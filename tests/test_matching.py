@@ -79,7 +79,7 @@ def test_each_batch_of_steps_lowers_the_score_and_keeps_the_residuals_exact(exac
         scores.append(targets.score())
         sides = np.sign(targets.residuals) + 1  # SHORT, ON, OVER: what the steps read must follow the residuals
         assert np.array_equal(targets.states & 3, sides) and np.array_equal(targets.states & matching.CLOSED, closed)
-    assert all(after <= before for before, after in zip(scores, scores[1:])) and scores[-1] < 0.6 * scores[0]
+    assert all(after <= before for before, after in itertools.pairwise(scores)) and scores[-1] < 0.6 * scores[0]
     for j, s in enumerate(sets):
         start, cells = targets.offsets[j], domain.size([domain.names[c] for c in s])
         flat = np.ravel_multi_index([codes[:, c] for c in s], domain.shape([domain.names[c] for c in s]))

@@ -326,7 +326,7 @@ def test_the_old_workload_spelling_is_read_in_profiles_and_descriptions():
     old = Description.from_dict(data)
     assert old.to_dict() == data  # read as written: a model saved with it still matches its digest
     np.testing.assert_array_equal(fit_model(old).counts, fit_model(description).counts)
-    with pytest.raises(EngineError, match='k must be 1, 2 or 3.*workload = "2-way"'):
+    with pytest.raises(EngineError, match=r'k must be 1, 2 or 3.*workload = "2-way"'):
         make_engine("mwem", {"workload": "marginals", "k": 5})
 
 

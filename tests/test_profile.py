@@ -246,7 +246,7 @@ def test_draft_profile_marks_data_derived(tmp_path: Path) -> None:
     assert (schema.column("age").lower, schema.column("age").upper) == (17.0, 51.0)
     assert schema.column("city").categories == ("Bergen", "Oslo")
     assert not draft.accept_data_derived_domains
-    codes, report = schema.encode(df)
+    _, report = schema.encode(df)
     assert report.clean
     text = profile_to_toml(draft)
     assert "READ FROM THE PRIVATE DATA" in text and "accept_data_derived_domains = true" in text

@@ -9,8 +9,8 @@ import pandas as pd
 from relational_cases import clinic, write_clinic_profile, write_clinic_sqlite
 
 from synth import api
-from synth.relational.bounding import bound_database
 from synth.evaluate.relational import evaluate_database
+from synth.relational.bounding import bound_database
 from synth.relational.source import read_database
 from synth.release.description import load_description
 
