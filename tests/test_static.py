@@ -1,7 +1,8 @@
 """Static checks of the package, so that CI (which runs only pytest) runs them: mypy type-checks
-``synth`` (stricter on the privacy core, see ``[tool.mypy]`` in pyproject.toml) and ruff lints it, the
-tests and the benchmarks (``[tool.ruff]``); any finding fails. Both come with the ``test`` extra. Each also runs once on a
-file with a planted error, so a configuration that checks nothing cannot pass unnoticed."""
+``synth`` (stricter on the privacy core, see ``[tool.mypy]`` in pyproject.toml) and ruff lints it,
+the tests and the benchmarks (``[tool.ruff]``); any finding fails. Both come with the ``test``
+extra. Each also runs once on a file with a planted error, so a configuration that checks nothing
+cannot pass unnoticed."""
 
 from __future__ import annotations
 
@@ -31,14 +32,10 @@ def test_mypy_finds_no_error_in_the_package() -> None:
     assert f"no issues found in {modules} source files" in done.stdout  # the whole package was checked
 
 
-def test_ruff_finds_nothing_to_fix_in_the_package() -> None:
-    done = run_tool("ruff", "check", "--no-cache", str(PACKAGE))
-    assert done.returncode == 0, f"ruff found problems in synth:\n{done.stdout}{done.stderr}"
-
-
-def test_ruff_finds_nothing_to_fix_in_the_tests_and_benchmarks() -> None:
-    done = run_tool("ruff", "check", "--no-cache", str(ROOT / "tests"), str(ROOT / "benchmarks"))
-    assert done.returncode == 0, f"ruff found problems in tests or benchmarks:\n{done.stdout}{done.stderr}"
+@pytest.mark.parametrize("folder", ["synth", "tests", "benchmarks"])
+def test_ruff_finds_nothing_to_fix(folder: str) -> None:
+    done = run_tool("ruff", "check", "--no-cache", str(ROOT / folder))
+    assert done.returncode == 0, f"ruff found problems in {folder}:\n{done.stdout}{done.stderr}"
 
 
 def test_both_checks_catch_a_planted_error(tmp_path: Path) -> None:
