@@ -43,7 +43,10 @@ measured coarse column as a derived column (``synth.model.derived``), so a coars
 model what it measured, not the full table. A rule that grew the groups with the rows
 (16 n / 48,842) was fitted to adult_coded's rows; on fertility (254,654 rows: 83 groups, so none for
 its 54-code column) 16 groups took ε = 1 from 0.0054 to 0.0050 (seeds 0–2) and ε = 3 from 0.0025 to
-0.0026 (seeds 0–1).
+0.0026 (seeds 0–1). On the accuracy suite (seeds 0–2; benchmarks/RESULTS.md, 2026-12-03 12:45), against
+16 groups, 8 scored a geometric mean of 1.006 (ε = 0.3) and 1.022 (ε = 1) on the tuning half (diamonds
+1.122 and 1.147; adult_coded 0.961 and 1.032) and 32 scored 1.006 and 1.023 (cpssw8 1.175 and adult_coded
+1.083 at ε = 1); the checking half 1.001 / 0.993 with 8 and 1.000 / 0.994 with 32.
 
 Dense tables (``dense_plan``, beyond the published AIM): when a workload marginal's average cell would
 hold at least ``DENSE_DEVIATIONS`` noise deviations with a round for every workload marginal

@@ -7,6 +7,13 @@ codes are expanded over the original codes they stand for, by the model's sampli
 or in proportion to expansion weights: the merged codes' own noisy 1-way counts, clipped at zero
 (``expansion_weights``). ``ExpandedModel`` shows a model fitted on compressed codes on the
 original ones. Everything here is post-processing of released measurements.
+
+The threshold (``SUPPORT_THRESHOLD``) is MST's three deviations, checked on the accuracy suite
+(aim and mst, ε = 0.3 and 1, seeds 0–2, both halves; benchmarks/RESULTS.md, 2026-12-03 12:45):
+against three, the tuning half's geometric mean of the mean 3-way TVD was, for two deviations,
+1.004 (aim, ε = 0.3), 1.013 (aim, ε = 1), 1.013 and 1.014 (mst), and for five 1.017, 0.996, 1.006
+and 1.001; the checking half with two 1.012, 0.990, 1.012, 1.003, with five 1.000, 1.021, 1.003,
+0.999. Neither side of three gains on both budgets.
 """
 
 from __future__ import annotations
