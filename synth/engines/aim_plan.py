@@ -193,10 +193,10 @@ def planned_iterations(columns: int, rounds: int) -> int:
     (seeds 0 and 1) against 0.0499 and 0.0495 with 100, in about half the time (fewer rounds ran:
     a refit that moves the model less anneals sooner); at ε = 3 (60 rounds: four per column) 50
     scored 0.0589 against 0.0582 (3 seeds), so up to four rounds per column keep 100. On the accuracy
-    suite (seeds 0–2; benchmarks/RESULTS.md, 2026-12-03 12:45), where every plan at ε ≤ 3 has at most
-    four rounds per column, 50 iterations scored a geometric mean of 1.009 (ε = 0.3; military 1.083)
-    and 1.002 (ε = 1) of 100's on the tuning half, 0.996 and 1.004 on the checking half; 200 scored
-    1.001 and 1.007, 1.006 and 1.012 (fertility 1.064 and 1.077). It reads the numbers of columns and
-    rounds only, never the data."""
+    suite (seeds 0–2; benchmarks/RESULTS.md, 2026-12-03 12:45), 50 iterations on every plan scored a
+    geometric mean of 1.009 (ε = 0.3; military 1.083) and 1.002 (ε = 1) of this rule's (100, fewer
+    only where a dense or graded plan has more than four rounds per column) on the tuning half, 0.996
+    and 1.004 on the checking half; 200 scored 1.001 and 1.007, 1.006 and 1.012 (fertility 1.064 and
+    1.077). It reads the numbers of columns and rounds only, never the data."""
     per_column = rounds / max(columns, 1)
     return max(MIN_ITERATIONS, min(ITERATIONS, round(ITERATIONS * ROUNDS_AT_FULL_ITERATIONS / per_column)))
