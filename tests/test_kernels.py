@@ -57,6 +57,21 @@ def test_spread_onto_is_the_broadcast_add_and_the_transpose_of_sum_onto(shape, k
     assert np.sum(sum_onto(x, keep) * values) == pytest.approx(np.sum(x * spread), abs=1e-9)
 
 
+@pytest.mark.parametrize(("shape", "keep"), list(layouts()) + [((8, 15, 6, 2, 2, 16, 7), (0, 5, 6, 2, 3, 4)),
+                                                 ((8, 15, 6, 2, 2, 16, 7), (5, 1, 4))])
+def test_the_order_of_the_kept_axes_changes_no_bit(shape, keep):
+    """A pass may walk the kept axes in the table's order and lay the result out afterwards; every cell
+    must get the value of a pass in ``keep``'s order, to the last bit (releases do not change)."""
+    rng = np.random.default_rng(11 + len(shape) + 2 * len(keep))
+    table = rng.normal(size=shape) * 1e3
+    values = rng.normal(size=tuple(shape[k] for k in keep))
+    np.testing.assert_array_equal(sum_onto(table, keep), kernels._summed_in_order(table, keep))
+    spread, walked = np.empty_like(table), np.empty_like(table)
+    spread_onto(spread, keep, values, base=table)
+    kernels._spread_in_order(table, walked, keep, values)
+    np.testing.assert_array_equal(spread, walked)
+
+
 def test_a_scalar_table_and_empty_keep():
     assert sum_onto(np.array(2.5), []) == 2.5
     table = np.arange(6.0).reshape(2, 3)

@@ -329,12 +329,31 @@ def _cut_axis(shape: np.ndarray, strides: np.ndarray) -> int | None:
     return axis if math.prod(int(n) for n in shape) >= BLOCK_CELLS * blocks else None
 
 
+def _ascending(keep: Sequence[int], small_cells: int, cells: int) -> list[int] | None:
+    """``keep`` sorted, when a pass is better made in the table's own axis order: the kept axes are
+    out of order, and the smaller table has at most half the cells (putting its axes in the asked
+    order costs a pass over it). Then neighbouring kept axes merge into long runs of consecutive
+    cells, where out of order each cell lands far from the last. None: pass in ``keep``'s order."""
+    ordered = sorted(keep)
+    return ordered if ordered != list(keep) and 2 * small_cells <= cells else None
+
+
 def sum_onto(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
     """``table`` summed over every axis not in ``keep`` (distinct axis positions), the result's axes
-    in ``keep``'s order: a new C-contiguous float array, in one pass over the table."""
+    in ``keep``'s order: a new C-contiguous float array, in one pass over the table. The pass walks
+    the kept axes in the table's order when that is faster (``_ascending``); each cell of the result
+    gets its terms in the same order either way, so the values are the same to the last bit."""
     table = np.ascontiguousarray(table, dtype=float)
     if table.ndim == 0:
         return table.copy()
+    ordered = _ascending(keep, math.prod(table.shape[k] for k in keep), table.size)
+    if ordered is None:
+        return _summed_in_order(table, keep)
+    return np.ascontiguousarray(_summed_in_order(table, ordered).transpose([ordered.index(k) for k in keep]))
+
+
+def _summed_in_order(table: np.ndarray, keep: Sequence[int]) -> np.ndarray:
+    """``sum_onto`` of a C-contiguous float table with at least one axis, its pass walking ``keep``'s order."""
     shape, strides, small = _merged_axes(table.shape, keep)
     out = np.zeros(math.prod(small))
     if table.size:
@@ -349,7 +368,8 @@ def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray, base
     C-contiguous float array, changed in place) along the axes not in ``keep``: the transpose of
     ``sum_onto``, in one pass over the table. With ``base`` (a table of ``table``'s shape, left
     alone), ``table`` becomes ``base`` plus the spread values instead, in the same one pass: a copy
-    and a spread for the cost of the spread, with the same values."""
+    and a spread for the cost of the spread, with the same values. Like ``sum_onto``, the pass may walk
+    the kept axes in the table's order (``_ascending``): each cell gets the same one addition."""
     if not (table.flags.c_contiguous and table.dtype == np.float64):
         raise ValueError("spread_onto adds into a C-contiguous float64 table only")
     if base is not None and np.shape(base) != table.shape:
@@ -358,10 +378,20 @@ def spread_onto(table: np.ndarray, keep: Sequence[int], values: np.ndarray, base
     if table.ndim == 0:
         table[...] = source + values
         return
-    shape, strides, small = _merged_axes(table.shape, keep)
+    small = tuple(table.shape[k] for k in keep)
     if np.shape(values) != small:
         raise ValueError(f"values of shape {np.shape(values)} cannot spread along axes {list(keep)} of a table "
                          f"of shape {table.shape}")
+    ordered = _ascending(keep, math.prod(small), table.size)
+    if ordered is not None:
+        values, keep = np.transpose(values, [list(keep).index(k) for k in ordered]), ordered
+    _spread_in_order(source, table, keep, values)
+
+
+def _spread_in_order(source: np.ndarray, table: np.ndarray, keep: Sequence[int], values: np.ndarray) -> None:
+    """``table`` ← ``source`` plus ``values`` spread along the axes not in ``keep`` (``spread_onto``'s
+    checked arguments, ``table`` with at least one axis), its pass walking ``keep``'s order."""
+    shape, strides, _ = _merged_axes(table.shape, keep)
     if table.size:
         _run(_SPREAD, table.size, source.reshape(-1), table.reshape(-1), shape, strides,
              np.ascontiguousarray(values, dtype=float).reshape(-1), _parts(table.size))
