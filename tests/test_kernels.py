@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -70,6 +71,65 @@ def test_the_order_of_the_kept_axes_changes_no_bit(shape, keep):
     spread_onto(spread, keep, values, base=table)
     kernels._spread_in_order(table, walked, keep, values)
     np.testing.assert_array_equal(spread, walked)
+
+
+def _lane_sum(run: np.ndarray) -> float:
+    """A run of cells summed as ``kernels._sum_run`` promises: four running sums of every fourth cell,
+    added as (s0 + s1) + (s2 + s3), then the last cells in turn (Python floats are IEEE doubles)."""
+    lanes = [0.0, 0.0, 0.0, 0.0]
+    whole = len(run) - len(run) % 4
+    for j in range(0, whole, 4):
+        for lane in range(4):
+            lanes[lane] += float(run[j + lane])
+    total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    for value in run[whole:]:
+        total += float(value)
+    return total
+
+
+def _walked_sum(table: np.ndarray, keep: tuple[int, ...]) -> np.ndarray:
+    """``sum_onto``'s order, walked in Python: each cell of the result gets its terms in the table's C
+    order, one at a time, except that a run of trailing summed-out axes is first summed in four lanes."""
+    trailing = 0
+    while trailing < table.ndim and table.ndim - 1 - trailing not in keep:
+        trailing += 1
+    leading = table.shape[:table.ndim - trailing]
+    rows = table.reshape(math.prod(leading), -1)
+    out = np.zeros(tuple(table.shape[k] for k in keep))
+    for row, index in zip(rows, np.ndindex(*leading)):
+        cell = tuple(index[k] for k in keep)
+        out[cell] += _lane_sum(row) if trailing else row[0]
+    return out
+
+
+WALKED = [((3, 40, 37), (0, 2)), ((3, 40, 37), (2, 0)), ((3, 40, 37), (1,)), ((2, 5, 300), (0, 2)),
+          ((2, 5, 300), (1,)), ((4, 3, 2, 70), (3, 0, 1)), ((6, 9, 2), (2, 0)), ((5, 2, 64, 3), (0, 2))]
+
+
+@pytest.mark.parametrize(("shape", "keep"), [layout for layout in layouts() if 0 not in layout[0]] + WALKED)
+def test_every_cell_sums_its_terms_in_the_promised_order_to_the_last_bit(shape, keep):
+    """Values of every magnitude and sign make a sum's bits depend on its order: ``sum_onto`` must give
+    the walked order's bits (on long rows too, whose adds are vectorised), and ``spread_onto`` those of
+    one addition per cell."""
+    rng = np.random.default_rng(29 + len(shape) + 3 * len(keep))
+    table = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 9, size=shape)
+    walked = _walked_sum(table, keep)
+    np.testing.assert_array_equal(sum_onto(table, keep), walked)
+    values = rng.normal(size=walked.shape) * 1e3
+    present = sorted(keep)
+    broadcast = values.transpose([keep.index(a) for a in present]).reshape(
+        [shape[a] if a in keep else 1 for a in range(len(shape))])
+    spread = np.empty_like(table)
+    spread_onto(spread, keep, values, base=table)
+    np.testing.assert_array_equal(spread, table + broadcast)
+
+
+def test_the_walked_order_tells_orders_apart():
+    """The check above has teeth: on such values another order of the same terms gives other bits."""
+    rng = np.random.default_rng(3)
+    table = rng.normal(size=(3, 40, 37)) * 10.0 ** rng.integers(-8, 9, size=(3, 40, 37))
+    assert not np.array_equal(_walked_sum(table, (0, 2)), _walked_sum(table[:, ::-1, :], (0, 2)))  # rows reversed
+    assert not np.array_equal(_walked_sum(table, (0,)), table.sum(axis=(1, 2)))  # numpy's pairwise sums
 
 
 def test_a_scalar_table_and_empty_keep():

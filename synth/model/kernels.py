@@ -214,9 +214,10 @@ def _accumulate_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, o
     """Add the cells of ``flat`` (a C-ordered table of ``shape``) whose index on ``axis`` lies in
     [low, high) to ``out``, each at the position Σ index × stride over the axes (stride 0: the axis is
     summed out). The last axis is the inner loop: a sum when it is summed out, a strided add
-    otherwise; the other axes advance like an odometer, over each block of consecutive rows that the
-    range holds (one per index of the axes before ``axis``). Every cell of ``out`` gets its terms in
-    the order of the rows, as in one pass over the whole table."""
+    otherwise, written over slices when the stride is 1 so that the compiler turns it into vector
+    adds (out and table never overlap); the other axes advance like an odometer, over each block of
+    consecutive rows that the range holds (one per index of the axes before ``axis``). Every cell of
+    ``out`` gets its terms in the order of the rows, as in one pass over the whole table."""
     axes = shape.shape[0]
     last = axes - 1
     inner, step = shape[last], strides[last]
@@ -238,6 +239,10 @@ def _accumulate_part(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray, o
             start = row * inner
             if step == 0:
                 out[base] += _sum_run(flat, start, inner)
+            elif step == 1:  # a loop of its own over slices, which compiles to vector adds
+                into, cells = out[base + first:base + stop], flat[start + first:start + stop]
+                for j in range(stop - first):
+                    into[j] += cells[j]
             else:
                 at = base + first * step
                 for j in range(first, stop):
@@ -260,17 +265,29 @@ def _spread_part(base: np.ndarray, flat: np.ndarray, shape: np.ndarray, strides:
                  begin: int, end: int) -> None:
     """The transpose of ``_accumulate_part`` on rows [begin, end): every cell of ``flat`` becomes that
     cell of ``base`` (``flat`` itself, or another table of its shape) plus the entry of ``values`` at its
-    offset."""
+    offset. A row that adds one value (stride 0) or consecutive ones (stride 1) is written over slices,
+    which the compiler vectorises; a cell read and written at the same place may be ``base``'s."""
     axes = shape.shape[0]
     inner, step = shape[axes - 1], strides[axes - 1]
     index = np.zeros(axes, np.int64)
     offset = _row_start(begin, shape, strides, index)
     for row in range(begin, end):
         start = row * inner
-        at = offset
-        for j in range(inner):
-            flat[start + j] = base[start + j] + values[at]
-            at += step
+        if step <= 1:  # loops of their own over slices, which compile to vector adds
+            cells, origin = flat[start:start + inner], base[start:start + inner]
+            if step == 0:
+                value = values[offset]
+                for j in range(inner):
+                    cells[j] = origin[j] + value
+            else:
+                spread = values[offset:offset + inner]
+                for j in range(inner):
+                    cells[j] = origin[j] + spread[j]
+        else:
+            at = offset
+            for j in range(inner):
+                flat[start + j] = base[start + j] + values[at]
+                at += step
         offset = _next_row(index, shape, strides, offset)
 
 
