@@ -35,15 +35,19 @@ def test_sum_onto_is_numpy_sum_then_transpose(shape, keep):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def _broadcast(values: np.ndarray, shape: tuple[int, ...], keep: tuple[int, ...]) -> np.ndarray:
+    """``values`` (axes: ``keep``, in that order) laid out to broadcast against a table of ``shape``."""
+    present = sorted(keep)
+    return values.transpose([keep.index(a) for a in present]).reshape(
+        [shape[a] if a in keep else 1 for a in range(len(shape))])
+
+
 @pytest.mark.parametrize(("shape", "keep"), list(layouts()))
 def test_spread_onto_is_the_broadcast_add_and_the_transpose_of_sum_onto(shape, keep):
     rng = np.random.default_rng(3 + len(shape) + 5 * len(keep))
     table = rng.normal(size=shape)
     values = rng.normal(size=tuple(shape[k] for k in keep))
-    present = sorted(keep)
-    broadcast = values.transpose([keep.index(a) for a in present]).reshape(
-        [shape[a] if a in keep else 1 for a in range(len(shape))])
-    expected = table + broadcast
+    expected = table + _broadcast(values, shape, keep)
     base, original = table.copy(), table.copy()
     started = np.full(shape, np.nan)  # every cell is written from the base
     spread_onto(started, keep, values, base=base)
@@ -116,12 +120,9 @@ def test_every_cell_sums_its_terms_in_the_promised_order_to_the_last_bit(shape, 
     walked = _walked_sum(table, keep)
     np.testing.assert_array_equal(sum_onto(table, keep), walked)
     values = rng.normal(size=walked.shape) * 1e3
-    present = sorted(keep)
-    broadcast = values.transpose([keep.index(a) for a in present]).reshape(
-        [shape[a] if a in keep else 1 for a in range(len(shape))])
     spread = np.empty_like(table)
     spread_onto(spread, keep, values, base=table)
-    np.testing.assert_array_equal(spread, table + broadcast)
+    np.testing.assert_array_equal(spread, table + _broadcast(values, shape, keep))
 
 
 def test_the_walked_order_tells_orders_apart():
