@@ -13,9 +13,10 @@ import pytest
 from scipy.stats import chi2, chisquare
 
 from synth.columns.domain import Domain
+from synth.model import junction_tree
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel, _contract
-from synth.model.junction_tree import build_junction_tree, maximal_cliques, model_size_mb
+from synth.model.junction_tree import ModelSizes, build_junction_tree, maximal_cliques, model_size_mb
 
 # clique structures over attributes a..f: chains, stars, non-chordal cycles that need fill-in
 STRUCTURES = [
@@ -136,6 +137,32 @@ def test_cycles_are_triangulated_and_sizes_come_from_the_structure_only():
     with pytest.raises(ValueError, match="not in the domain"):
         build_junction_tree(domain, [("a", "zz")])
 
+
+
+def test_model_sizes_with_one_more_clique_match_a_fresh_triangulation_and_are_remembered(monkeypatch):
+    rng = np.random.default_rng(5)
+    names = tuple("abcdefghij")
+    domain = Domain(names, tuple(int(s) for s in rng.integers(2, 30, size=len(names))))
+    sizes = ModelSizes(domain)
+    cliques: list[tuple[str, ...]] = []
+    triangulations = []
+    real = junction_tree._eliminated
+    monkeypatch.setattr(junction_tree, "_eliminated", lambda d, g: triangulations.append(g) or real(d, g))
+    for _ in range(12):  # a growing clique list, as aim's rounds grow it
+        graph = sizes.graph(cliques)
+        for k in (1, 2, 3, 3, 4):
+            extra = tuple(str(a) for a in rng.choice(names, size=k, replace=False))
+            assert sizes.with_clique(graph, extra) == model_size_mb(domain, cliques + [extra])
+        cliques.append(tuple(str(a) for a in rng.choice(names, size=3, replace=False)))
+    asked = len(triangulations)
+    # the same graph asked again is not triangulated again: one already inside it, or the whole list
+    graph, whole = sizes.graph(cliques), model_size_mb(domain, cliques)
+    triangulations.clear()
+    assert sizes.with_clique(graph, cliques[0]) == sizes.with_clique(graph, cliques[-1][:2]) == whole
+    assert len(triangulations) == 1 and asked > 12
+    monkeypatch.setattr(junction_tree, "REMEMBERED_SIZES", 1)  # a full memory starts afresh, sizes unchanged
+    assert sizes.with_clique(graph, ("a", "j")) == model_size_mb(domain, cliques + [("a", "j")])
+    assert sizes.with_clique(graph, cliques[0]) == model_size_mb(domain, cliques)
 
 # ---------------------------------------------------------------- exact marginals
 

@@ -121,7 +121,7 @@ from synth.model.derived import DerivedColumns, fit_derived
 from synth.model.fitting import Callback, fit_graphical_model
 from synth.model.graphical import GraphicalModel
 from synth.model.interface import Model
-from synth.model.junction_tree import BYTES_PER_CELL, JunctionTree, model_size_mb
+from synth.model.junction_tree import BYTES_PER_CELL, JunctionTree, ModelSizes
 from synth.privacy import Notion
 from synth.privacy.boundary import Boundary
 from synth.privacy.measurement import Measurement
@@ -436,6 +436,7 @@ class AIMEngine(EngineBase):
                          + (" (its cells hold signal to spare: more rounds than the budget's floor)" if graded else "")
                          + (f"; each round scores {most} of them, drawn at random" if 0 < most < len(keys) else ""))
         clock = RoundClock(curator.remaining())
+        sizes = ModelSizes(model_domain)
         while not last:
             remaining = curator.remaining()
             if remaining < 2 * (rho_measure + rho_select):
@@ -447,15 +448,16 @@ class AIMEngine(EngineBase):
             cliques = [m.attrs for m in measurements] if derived is None else (
                 [derived.rewrite(m).attrs for m in measurements] + ties)
             scored = scored_subset(keys, draws, most)
+            graph = sizes.graph(cliques) if exact_sizes else ()
 
             def fits(key: Candidate, tree: JunctionTree = tree, limit: float = limit,
-                     cliques: list[tuple[str, ...]] = cliques) -> bool:
+                     graph: tuple[int, ...] = graph) -> bool:
                 c = shown[key]
                 return tree.containing(c) is not None or (
                     model_domain.size(c) * BYTES_PER_CELL / 2**20 <= limit  # cheap tests first: c alone must fit,
                     and (tree.merged_size_mb(c) <= limit  # and merging the cliques that cover it fits,
                          or (exact_sizes and not key[1]  # or triangulating (fine candidates only: coarse ones are small)
-                             and model_size_mb(model_domain, cliques + [c]) <= limit)))
+                             and sizes.with_clique(graph, c) <= limit)))
 
             allowed = [key for key in scored if fits(key)] or [key for key in keys if fits(key)]
             penalty = curator.expected_absolute_noise(rho_measure)

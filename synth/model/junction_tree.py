@@ -23,6 +23,7 @@ import networkx as nx
 from synth.columns.domain import Domain
 
 BYTES_PER_CELL = 8  # float64 potentials
+REMEMBERED_SIZES = 20_000  # graphs whose junction-tree size ModelSizes keeps (a few MB)
 
 
 def _bits(mask: int) -> Iterator[int]:
@@ -52,12 +53,27 @@ def maximal_cliques(domain: Domain, cliques: Iterable[Sequence[str]]) -> list[tu
     fill-in edges, ties broken by the number of cells of the clique it forms. Attribute sets are
     bit masks: for 14 attributes this takes about half a millisecond.
     """
-    n = len(domain)
-    adjacency = [0] * n
-    for mask in {sum(1 << domain.index(a) for a in clique) for clique in _validated(domain, cliques)}:
+    maximal = _eliminated(domain, _adjacency(domain, cliques))
+    return [tuple(domain.names[i] for i in _bits(c)) for c in maximal]
+
+
+def _adjacency(domain: Domain, cliques: Iterable[Sequence[str]]) -> tuple[int, ...]:
+    """For each attribute (by position), the bit mask of the attributes it shares a clique with."""
+    adjacency = [0] * len(domain)
+    for mask in {_mask(domain, clique) for clique in _validated(domain, cliques)}:
         for i in _bits(mask):
             adjacency[i] |= mask & ~(1 << i)
-    remaining = (1 << n) - 1
+    return tuple(adjacency)
+
+
+def _mask(domain: Domain, attrs: Iterable[str]) -> int:
+    return sum(1 << domain.index(a) for a in set(attrs))
+
+
+def _eliminated(domain: Domain, graph: Sequence[int]) -> list[int]:
+    """The maximal cliques (bit masks) that greedy elimination (``maximal_cliques``) forms on ``graph``."""
+    adjacency = list(graph)
+    remaining = (1 << len(adjacency)) - 1
     formed: list[int] = []
     while remaining:
         best_key, best = None, -1
@@ -74,13 +90,43 @@ def maximal_cliques(domain: Domain, cliques: Iterable[Sequence[str]]) -> list[tu
             adjacency[u] |= neighbours & ~(1 << u)
         formed.append(neighbours | 1 << best)
         remaining &= ~(1 << best)
-    maximal = [c for c in formed if not any(c != d and c & d == c for d in formed)]
-    return [tuple(domain.names[i] for i in _bits(c)) for c in maximal]
+    return [c for c in formed if not any(c != d and c & d == c for d in formed)]
+
+
+def _size_mb(domain: Domain, maximal: Iterable[int]) -> float:
+    return sum(math.prod(domain.sizes[i] for i in _bits(c)) for c in maximal) * BYTES_PER_CELL / 2**20
 
 
 def model_size_mb(domain: Domain, cliques: Iterable[Sequence[str]]) -> float:
     """Memory (MiB) of the float64 potentials of the junction tree of ``cliques``, built from sizes only."""
-    return sum(domain.size(c) for c in maximal_cliques(domain, cliques)) * BYTES_PER_CELL / 2**20
+    return _size_mb(domain, _eliminated(domain, _adjacency(domain, cliques)))
+
+
+class ModelSizes:
+    """``model_size_mb`` of one clique list with one more attribute set added, for many such sets
+    and many lists over one domain (aim asks it of each candidate in each round). The list's graph
+    is built once (``graph``); a triangulation depends on nothing but the graph, so each graph's
+    size is computed once and remembered (rounds whose new clique adds no edge ask the same), up to
+    ``REMEMBERED_SIZES`` graphs (then they are forgotten and remembered afresh)."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self._known: dict[tuple[int, ...], float] = {}
+
+    def graph(self, cliques: Iterable[Sequence[str]]) -> tuple[int, ...]:
+        """The graph of ``cliques``, to pass to ``with_clique``."""
+        return _adjacency(self.domain, cliques)
+
+    def with_clique(self, graph: tuple[int, ...], attrs: Sequence[str]) -> float:
+        """``model_size_mb`` of the cliques of ``graph`` and ``attrs``."""
+        mask = _mask(self.domain, attrs)
+        joined = tuple(edges | (mask & ~(1 << i) if mask >> i & 1 else 0) for i, edges in enumerate(graph))
+        size = self._known.get(joined)
+        if size is None:
+            if len(self._known) >= REMEMBERED_SIZES:
+                self._known.clear()
+            size = self._known[joined] = _size_mb(self.domain, _eliminated(self.domain, joined))
+        return size
 
 
 @dataclass(frozen=True)
