@@ -16,7 +16,13 @@ from synth.columns.domain import Domain
 from synth.model import junction_tree
 from synth.model.factor import Factor
 from synth.model.graphical import GraphicalModel, _contract
-from synth.model.junction_tree import ModelSizes, build_junction_tree, maximal_cliques, model_size_mb
+from synth.model.junction_tree import (
+    ModelSizes,
+    build_junction_tree,
+    maximal_cliques,
+    model_size_mb,
+    spanning_tree_edges,
+)
 
 # clique structures over attributes a..f: chains, stars, non-chordal cycles that need fill-in
 STRUCTURES = [
@@ -163,6 +169,24 @@ def test_model_sizes_with_one_more_clique_match_a_fresh_triangulation_and_are_re
     monkeypatch.setattr(junction_tree, "REMEMBERED_SIZES", 1)  # a full memory starts afresh, sizes unchanged
     assert sizes.with_clique(graph, ("a", "j")) == model_size_mb(domain, cliques + [("a", "j")])
     assert sizes.with_clique(graph, cliques[0]) == model_size_mb(domain, cliques)
+
+
+def test_the_spanning_tree_is_networkxs_maximum_spanning_tree_walked_breadth_first():
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(11)
+    names = [f"c{i}" for i in range(9)]
+    for _ in range(300):  # many ties: weights are small counts of shared attributes
+        nodes = [tuple(str(a) for a in rng.choice(names, size=int(rng.integers(1, 5)), replace=False))
+                 for _ in range(int(rng.integers(1, 12)))]
+        graph = nx.Graph()
+        graph.add_nodes_from(range(len(nodes)))
+        for i in range(len(nodes)):
+            for j in range(i + 1, len(nodes)):
+                graph.add_edge(i, j, weight=len(set(nodes[i]) & set(nodes[j])))
+        expected = list(nx.bfs_edges(nx.maximum_spanning_tree(graph), 0))
+        assert spanning_tree_edges(nodes) == expected
+    # weights: abc-abd 2, abc-c 1, abd-d 1, the rest 0; heaviest first, then the walk from node 0
+    assert spanning_tree_edges(["abc", "abd", "c", "d"]) == [(0, 1), (0, 2), (1, 3)]
 
 # ---------------------------------------------------------------- exact marginals
 

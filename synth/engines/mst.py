@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-import networkx as nx
 import numpy as np
 
 from synth.columns.domain import Domain
@@ -129,6 +128,8 @@ class MSTEngine(EngineBase):
         for m in one_way:
             counts = m.values / (m.weights if m.weights is not None else 1.0)
             probabilities[m.attrs[0]] = project_to_simplex(counts, total) / total
+        import networkx as nx  # here, not at the top: its import costs every run 60 ms
+
         components = nx.utils.UnionFind(names)
         tree: list[tuple[str, str]] = []
         budgets = split_budget(rho, [1.0] * (len(names) - 1))

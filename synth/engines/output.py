@@ -14,13 +14,15 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
-import networkx as nx
 import numpy as np
 
 from synth.errors import DescriptionError, EngineError
 from synth.privacy.measurement import Measurement
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 T = TypeVar("T")
 
@@ -132,6 +134,8 @@ class Structure:
 
 def measured_together(names: Sequence[str], measurements: Sequence[Measurement]) -> Structure:
     """The columns measured together: an edge per pair held by a measured marginal."""
+    import networkx as nx  # here, not at the top: only pictures need it, and its import costs every run 60 ms
+
     graph = nx.Graph()
     graph.add_nodes_from(names)
     for m in measurements:

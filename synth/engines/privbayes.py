@@ -49,7 +49,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-import networkx as nx
 import numpy as np
 
 from synth.columns.domain import Domain
@@ -195,6 +194,8 @@ class PrivBayesEngine(EngineBase):
 
     def structure(self, names: Sequence[str], result: EngineResult) -> Structure:
         """The network: an arrow from each parent to its child; DescriptionError if it is not a DAG on ``names``."""
+        import networkx as nx  # here, not at the top: its import costs every run 60 ms
+
         output = output_of(result.output, PrivBayesOutput)
         graph = nx.DiGraph()
         graph.add_nodes_from(names)
