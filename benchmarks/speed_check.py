@@ -8,7 +8,10 @@ synth run` on the coded CSV with its complete public profile, in a fresh process
 the other, and prints for each: mbi's seconds (its own timer: mechanism and sampling, without reading
 the data or scoring) and peak memory, synth's seconds (the whole command: start-up, reading, the
 mechanism, the final fit, sampling and writing) and peak memory, their ratio, and both tables' mean
-3-way TVD. Records go to benchmarks/out/speed_check.jsonl; `--results` appends the table to
+3-way TVD. synth's modules are compiled to bytecode first, as installing synth does (pip compiles
+them at install): a checkout run with PYTHONDONTWRITEBYTECODE set, as on this project's machines,
+would otherwise compile them afresh in every run (about 0.1 s). Records go to
+benchmarks/out/speed_check.jsonl; `--results` appends the table to
 benchmarks/RESULTS.md with the machine (its CPU model too: the two tools' speeds differ by machine
 kind in different proportions) and the command.
 
@@ -20,6 +23,7 @@ Run it on an otherwise idle machine: the reference's AIM takes minutes to an hou
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import statistics
 import subprocess
@@ -53,6 +57,13 @@ def cell(text: str) -> tuple[str, float]:
         return table, float(epsilon)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r}: the ε after the colon must be a number") from exc
+
+
+def compile_synth() -> None:
+    """Bytecode for every module of the synth that ``synth run`` imports, written next to its source."""
+    import synth
+
+    compileall.compile_dir(str(Path(synth.__file__).parent), quiet=1)
 
 
 def mbi_run(table: str, epsilon: float, seed: int, timeout: float) -> dict:
@@ -105,6 +116,7 @@ def main() -> None:
              "| 3-way TVD mbi / synth |", "| --- | ---: | ---: | --- | --- | ---: | ---: | --- |"]
     ratios = []
     RECORDS.parent.mkdir(exist_ok=True)
+    compile_synth()
     for table, epsilon in args.cells:
         for seed in range(args.seeds):
             record = {"table": table, "epsilon": epsilon, "seed": seed, "cpu": cpu_model(),
