@@ -86,7 +86,7 @@ from pgm_benchmark import (  # noqa: E402
     read_coded_synthetic,
 )
 from pgm_common import describe_column_sets, kway_tvds, load_coded, scored_column_sets  # noqa: E402
-from run_benchmarks import RESULTS, machine  # noqa: E402
+from run_benchmarks import RESULTS, cpu_model, machine  # noqa: E402
 from startup_benchmark import synth_source  # noqa: E402
 from suite_tables import BY_NAME as SUITE_TABLES  # noqa: E402
 from suite_tables import HALVES as SUITE_HALVES  # noqa: E402
@@ -175,7 +175,7 @@ def synth_child(table: str, engine: str, epsilon: float, seed: int, timeout: flo
     codes, sizes = load_coded(csv, domain_file)
     sets = scored_column_sets(len(sizes), 3)
     record = tagged({"tool": "synth", "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
-                     "scored": describe_column_sets(len(sizes), 3, sets)}, variant, options)
+                     "cpu": cpu_model(), "scored": describe_column_sets(len(sizes), 3, sets)}, variant, options)
     with tempfile.TemporaryDirectory(prefix=f"suite-{table}-") as folder:
         command, out = synth_command(csv, sizes, engine, epsilon, seed, Path(folder), options)
         start = time.perf_counter()
@@ -287,7 +287,8 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
                 command = [str(python), str(HERE / driver), "--mechanism", engine,
                            "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
                            *options, "--data", str(csv), "--domain", str(domain_file)]
-                record = {"tool": tool, "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed}
+                record = {"tool": tool, "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
+                          "cpu": cpu_model()}
                 start = time.perf_counter()
                 finished = run_in_group(command, timeout, fixed_hashing=True)
                 if finished is None:
@@ -454,7 +455,10 @@ def append_results(lines: list[str], note: str = "") -> None:
             "benchmarks/reference_mbi.py, sampler \"round\"); synth through `python -m synth run` with a "
             f"complete public profile, δ = {DELTA:g}. Tables with more than 2,000 3-way marginals are scored "
             "on a fixed seeded sample of 2,000 (the same for both). Time: wall clock of the run; peak: its max "
-            "RSS in MiB. Tables and their bins: benchmarks/accuracy_suite.md." + (f" {note}" if note else "") + "\n",
+            "RSS in MiB. mbi's times are those of its cached runs, made on the machine each record names "
+            "(`cpu`; records without one come from earlier machines, the last an AMD EPYC VM on which mbi ran about "
+            "three times slower than on an Intel Xeon one), so for speed ratios on one machine see "
+            "benchmarks/speed_check.py. Tables and their bins: benchmarks/accuracy_suite.md." + (f" {note}" if note else "") + "\n",
             *lines, ""]
     with RESULTS.open("a") as handle:
         handle.write("\n".join(text))

@@ -112,9 +112,20 @@ def append_results(lines: list[str]) -> None:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{platform.system()} {platform.machine()} ({cpu}), {os.cpu_count()} cores, {mem_gib:.0f} GiB, Python {platform.python_version()}"
+    return (f"{platform.system()} {platform.machine()} ({cpu_model()}), {os.cpu_count()} cores, {mem_gib:.0f} GiB, "
+            f"Python {platform.python_version()}")
+
+
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (else what ``platform`` knows): times from two machine
+    kinds are not comparable, and two tools' speeds can differ between them in different proportions."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
 
 
 def main(only: str | None) -> None:

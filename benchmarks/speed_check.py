@@ -34,18 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import accuracy_suite as suite  # noqa: E402
+from run_benchmarks import cpu_model  # noqa: E402
 
 RECORDS = HERE / "out" / "speed_check.jsonl"
-
-
-def cpu_model() -> str:
-    """The CPU's model name as the kernel reports it (``unknown`` where it does not)."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return "unknown"
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    return names[0] if names else "unknown"
 
 
 def cell(text: str) -> tuple[str, float]:
@@ -137,7 +128,7 @@ def main() -> None:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         command = "python benchmarks/speed_check.py " + " ".join(sys.argv[1:])
         head = [f"\n## aim's speed against mbi's AIM, both on this machine, one run at a time (issue 31) — {stamp}\n",
-                f"Machine: {suite.machine()}, CPU: {cpu_model()}. synth: {suite.synth_source(sys.executable)}. "
+                f"Machine: {suite.machine()}. synth: {suite.synth_source(sys.executable)}. "
                 f"Command: `{command}`. mbi: its own timer (mechanism and sampling); synth: the whole `synth run` "
                 "command with the table's complete public profile, δ = 1e-9. Ratios: mbi / synth for time, "
                 "synth / mbi for peak memory.\n"]
