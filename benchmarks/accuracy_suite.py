@@ -263,16 +263,23 @@ def progress_line(record: dict) -> str:
 # mbi's side (cached)
 # --------------------------------------------------------------------------------------------
 
+def reference_command(tool: str, table: str, engine: str, epsilon: float, seed: int) -> list[str]:
+    """The command that runs the reference ``tool``'s ``engine`` on a coded suite table."""
+    python, driver, _, requirements, options = REFERENCE_TOOLS[tool]
+    if not python.exists():
+        raise SystemExit(f"{python} is missing; create the reference venv first (see benchmarks/{requirements})")
+    csv, domain_file = coded(table)
+    return [str(python), str(HERE / driver), "--mechanism", engine, "--epsilon", str(epsilon), "--delta", str(DELTA),
+            "--seed", str(seed), *options, "--data", str(csv), "--domain", str(domain_file)]
+
+
 def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
                    timeout: float, retry: bool, tool: str = "mbi") -> None:
     """Every missing run of the reference ``tool`` (mbi, or DPSynth), in the order: ε as given, then
     mechanism as given; within those, every seed of the narrow tables (seed, then table, cheap first)
     before the wide ones (``WIDE``), whose AIM may run for hours. A run that times out skips the other
     seeds of its table, mechanism and ε."""
-    python, driver, runs, requirements, options = REFERENCE_TOOLS[tool]
-    if not python.exists():
-        raise SystemExit(f"{python} is missing; create the reference venv first "
-                         f"(see benchmarks/{requirements})")
+    runs = REFERENCE_TOOLS[tool][2]
     for epsilon in epsilons:
         for engine in engines:
             narrow_first = [(seed, table) for wide in (False, True) for seed in range(seeds)
@@ -283,10 +290,7 @@ def reference_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequ
                 stalled = {key(r)[:3] for r in recorded if r.get("status") == "timeout" and not retry}
                 if (table, engine, float(epsilon), seed, "") in done or (table, engine, float(epsilon)) in stalled:
                     continue
-                csv, domain_file = coded(table)
-                command = [str(python), str(HERE / driver), "--mechanism", engine,
-                           "--epsilon", str(epsilon), "--delta", str(DELTA), "--seed", str(seed),
-                           *options, "--data", str(csv), "--domain", str(domain_file)]
+                command = reference_command(tool, table, engine, epsilon, seed)
                 record = {"tool": tool, "table": table, "mechanism": engine, "epsilon": epsilon, "seed": seed,
                           "cpu": cpu_model()}
                 start = time.perf_counter()

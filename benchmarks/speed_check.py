@@ -59,14 +59,8 @@ def compile_synth() -> None:
 
 def mbi_run(table: str, epsilon: float, seed: int, timeout: float) -> dict:
     """mbi's AIM on one coded table, as ``accuracy_suite.reference_side`` runs it."""
-    python, driver, _, requirements, options = suite.REFERENCE_TOOLS["mbi"]
-    if not python.exists():
-        raise SystemExit(f"{python} is missing; create the reference venv first (see benchmarks/{requirements})")
-    csv, domain_file = suite.coded(table)
-    command = [str(python), str(HERE / driver), "--mechanism", "aim", "--epsilon", str(epsilon),
-               "--delta", str(suite.DELTA), "--seed", str(seed), *options, "--data", str(csv),
-               "--domain", str(domain_file)]
-    finished = suite.run_in_group(command, timeout, fixed_hashing=True)
+    finished = suite.run_in_group(suite.reference_command("mbi", table, "aim", epsilon, seed), timeout,
+                                  fixed_hashing=True)
     if finished is None:
         return {"status": "timeout", "seconds": timeout}
     if finished.returncode != 0:
