@@ -225,6 +225,14 @@ def run_in_group(command: list[str], timeout: float,
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+def child_command(table: str, engine: str, epsilon: float, seed: int, timeout: float, variant: str = "",
+                  options: dict | None = None) -> list[str]:
+    """The command that runs ``synth_child`` in a fresh process (its peak memory its own); it prints the
+    run's record as the last line of its output."""
+    return [sys.executable, str(Path(__file__).resolve()), "--child", table, engine, str(epsilon), str(seed),
+            str(timeout), variant, json.dumps(options or {})]
+
+
 def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence[float], seeds: int,
                timeout: float, retry: bool, variant: str = "", options: dict | None = None) -> None:
     """Every synth run not yet recorded (``retry``: also those that timed out or failed), with the
@@ -236,8 +244,7 @@ def synth_side(tables: Sequence[str], engines: Sequence[str], epsilons: Sequence
                 for engine in engines:
                     if (table, engine, float(epsilon), seed, variant) in done:
                         continue
-                    command = [sys.executable, __file__, "--child", table, engine, str(epsilon), str(seed),
-                               str(timeout), variant, json.dumps(options or {})]
+                    command = child_command(table, engine, epsilon, seed, timeout, variant, options)
                     finished = run_in_group(command, timeout + 1800)  # + the scoring
                     if finished is None or finished.returncode != 0:
                         why = "scoring did not finish" if finished is None else finished.stderr[-2000:]

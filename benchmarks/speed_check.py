@@ -71,9 +71,8 @@ def mbi_run(table: str, epsilon: float, seed: int, timeout: float) -> dict:
 def synth_run(table: str, epsilon: float, seed: int, timeout: float) -> dict:
     """synth's aim on one coded table through the suite's child process (a fresh process per run,
     so that its peak memory is its own)."""
-    command = [sys.executable, str(HERE / "accuracy_suite.py"), "--child", table, "aim", str(epsilon), str(seed),
-               str(timeout), "", "{}"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(suite.child_command(table, "aim", epsilon, seed, timeout), capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
         return {"status": "failed", "message": done.stderr[-2000:]}
     return json.loads(done.stdout.strip().splitlines()[-1])

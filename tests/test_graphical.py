@@ -144,7 +144,6 @@ def test_cycles_are_triangulated_and_sizes_come_from_the_structure_only():
         build_junction_tree(domain, [("a", "zz")])
 
 
-
 def test_model_sizes_with_one_more_clique_match_a_fresh_triangulation_and_are_remembered(monkeypatch):
     rng = np.random.default_rng(5)
     names = tuple("abcdefghij")
@@ -187,6 +186,7 @@ def test_the_spanning_tree_is_networkxs_maximum_spanning_tree_walked_breadth_fir
         assert spanning_tree_edges(nodes) == expected
     # weights: abc-abd 2, abc-c 1, abd-d 1, the rest 0; heaviest first, then the walk from node 0
     assert spanning_tree_edges(["abc", "abd", "c", "d"]) == [(0, 1), (0, 2), (1, 3)]
+
 
 # ---------------------------------------------------------------- exact marginals
 
