@@ -61,7 +61,7 @@ from synth.errors import DescriptionError, EngineError
 from synth.model.bayesian_network import network_from_measurements
 from synth.model.fitting import Callback
 from synth.model.interface import Model
-from synth.model.junction_tree import model_size_mb
+from synth.model.junction_tree import ModelSizes
 from synth.privacy import Notion, split_budget
 from synth.privacy.boundary import Boundary
 from synth.privacy.measurement import Measurement
@@ -222,14 +222,15 @@ class PrivBayesEngine(EngineBase):
         first = names[curator.select_by_dependence([(a, ()) for a in names], budget)]
         network: list[Pair] = [(first, ())]
         steps = split_budget(budget, [1.0] * (len(names) - 1)) if len(names) > 1 else []
+        sizes = ModelSizes(curator.domain)  # the fitted model's size with one more family, from the graph of the others
         for step in progress.track(steps, "choosing the network's parents", len(steps)):
             placed = [child for child, _ in network]
-            tables = [(child, *parents) for child, parents in network]
+            graph = sizes.graph((child, *parents) for child, parents in network) if self.config.fit else ()
 
-            def allowed(child: str, parents: tuple[str, ...], tables: list[tuple[str, ...]] = tables) -> bool:
+            def allowed(child: str, parents: tuple[str, ...], graph: tuple[int, ...] = graph) -> bool:
                 cells = curator.domain.size((child,)) * math.prod(parent_sizes[p] for p in parents)
-                return cells <= max_cells and (not self.config.fit or model_size_mb(
-                    curator.domain, [*tables, (child, *parents)]) <= self.config.max_model_size)
+                return cells <= max_cells and (not self.config.fit or sizes.with_clique(
+                    graph, (child, *parents)) <= self.config.max_model_size)
 
             candidates = [(child, parents) for child in names if child not in placed
                           for parents in self._parent_sets(child, placed, allowed)]
