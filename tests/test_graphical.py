@@ -144,6 +144,39 @@ def test_cycles_are_triangulated_and_sizes_come_from_the_structure_only():
         build_junction_tree(domain, [("a", "zz")])
 
 
+def greedy_elimination_by_hand(domain: Domain, cliques) -> list[set[str]]:
+    """The documented rule, recomputed from scratch at every step: eliminate the attribute whose
+    neighbours lack the fewest edges, then whose clique has the fewest cells, then the first in the
+    domain; keep the cliques formed that no other holds."""
+    edges = {a: set() for a in domain.names}
+    for clique in cliques:
+        for a in clique:
+            edges[a] |= set(clique) - {a}
+    left, formed = list(domain.names), []
+    while left:
+        def key(a):
+            near = edges[a] & set(left)
+            missing = sum(1 for x, y in itertools.combinations(sorted(near), 2) if y not in edges[x])
+            return missing, domain.size(near | {a}), domain.index(a)
+        a = min(left, key=key)
+        near = edges[a] & set(left)
+        for x in near:
+            edges[x] |= near - {x}
+        formed.append(near | {a})
+        left.remove(a)
+    return [c for c in formed if not any(c < d for d in formed)]
+
+
+def test_greedy_elimination_picks_as_if_every_attribute_were_scored_afresh_at_every_step():
+    rng = np.random.default_rng(17)
+    names = tuple(f"c{i}" for i in range(14))
+    for trial in range(200):  # sparse to dense graphs; sizes from few values, so that cells tie often
+        domain = Domain(names, tuple(int(s) for s in rng.choice([2, 3, 4, 6], size=len(names))))
+        cliques = [tuple(str(a) for a in rng.choice(names, size=int(rng.integers(2, 5)), replace=False))
+                   for _ in range(int(rng.integers(1, 4 + trial // 10)))]
+        assert list(map(set, maximal_cliques(domain, cliques))) == greedy_elimination_by_hand(domain, cliques)
+
+
 def test_model_sizes_with_one_more_clique_match_a_fresh_triangulation_and_are_remembered(monkeypatch):
     rng = np.random.default_rng(5)
     names = tuple("abcdefghij")

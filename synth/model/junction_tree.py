@@ -70,25 +70,37 @@ def _mask(domain: Domain, attrs: Iterable[str]) -> int:
 
 
 def _eliminated(domain: Domain, graph: Sequence[int]) -> list[int]:
-    """The maximal cliques (bit masks) that greedy elimination (``maximal_cliques``) forms on ``graph``."""
+    """The maximal cliques (bit masks) that greedy elimination (``maximal_cliques``) forms on ``graph``.
+
+    Each attribute's fill-in and cells are kept between steps: eliminating an attribute changes only
+    those of its neighbours (their neighbourhood changed) and of attributes next to two or more of them
+    (the new edges among the neighbours may be edges they lacked). The pick is the same as recomputing
+    every attribute at every step: the least (fill-in, cells, position)."""
     adjacency = list(graph)
+    sizes = domain.sizes
     remaining = (1 << len(adjacency)) - 1
+
+    def fill_in(v: int) -> int:  # the edges missing among v's remaining neighbours
+        neighbours = adjacency[v] & remaining
+        return sum((neighbours & ~adjacency[u]).bit_count() - 1 for u in _bits(neighbours)) // 2
+
+    def cells(v: int) -> int:  # the cells of the clique eliminating v would form
+        return math.prod(sizes[u] for u in _bits(adjacency[v] & remaining | 1 << v))
+
+    key = [(fill_in(v), cells(v), v) for v in range(len(adjacency))]
     formed: list[int] = []
     while remaining:
-        best_key, best = None, -1
-        for v in _bits(remaining):
-            neighbours = adjacency[v] & remaining
-            fill = sum((neighbours & ~adjacency[u]).bit_count() - 1 for u in _bits(neighbours)) // 2
-            if best_key is not None and fill > best_key[0]:
-                continue  # its cells cannot matter
-            key = (fill, math.prod(domain.sizes[u] for u in _bits(neighbours | 1 << v)))
-            if best_key is None or key < best_key:
-                best_key, best = key, v
+        best = min(key[v] for v in _bits(remaining))[2]
         neighbours = adjacency[best] & remaining
         for u in _bits(neighbours):
             adjacency[u] |= neighbours & ~(1 << u)
         formed.append(neighbours | 1 << best)
         remaining &= ~(1 << best)
+        for u in _bits(neighbours):
+            key[u] = (fill_in(u), cells(u), u)
+        for w in _bits(remaining & ~neighbours):
+            if (adjacency[w] & neighbours).bit_count() >= 2:
+                key[w] = (fill_in(w), key[w][1], w)
     return [c for c in formed if not any(c != d and c & d == c for d in formed)]
 
 
