@@ -115,10 +115,11 @@ def model_size_mb(domain: Domain, cliques: Iterable[Sequence[str]]) -> float:
 
 class ModelSizes:
     """``model_size_mb`` of one clique list with one more attribute set added, for many such sets
-    and many lists over one domain (aim asks it of each candidate in each round). The list's graph
-    is built once (``graph``); a triangulation depends on nothing but the graph, so each graph's
-    size is computed once and remembered (rounds whose new clique adds no edge ask the same), up to
-    ``REMEMBERED_SIZES`` graphs (then they are forgotten and remembered afresh)."""
+    and many lists over one domain (aim asks it of each candidate in each round, PrivBayes with
+    ``fit`` of each family it may add). The list's graph is built once (``graph``); a triangulation
+    depends on nothing but the graph, so each graph's size is computed once and remembered (rounds
+    whose new clique adds no edge ask the same), up to ``REMEMBERED_SIZES`` graphs (then they are
+    forgotten and remembered afresh)."""
 
     def __init__(self, domain: Domain) -> None:
         self.domain = domain
