@@ -13,6 +13,7 @@ data or measurements, and ``model_size_mb`` never allocates a potential table.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -74,8 +75,8 @@ def _eliminated(domain: Domain, graph: Sequence[int]) -> list[int]:
 
     Each attribute's fill-in and cells are kept between steps: eliminating an attribute changes only
     those of its neighbours (their neighbourhood changed) and of attributes next to two or more of them
-    (the new edges among the neighbours may be edges they lacked). The pick is the same as recomputing
-    every attribute at every step: the least (fill-in, cells, position)."""
+    (the new edges among the neighbours may be edges they lacked), and a heap gives the least key. The
+    pick is the same as recomputing every attribute at every step: the least (fill-in, cells, position)."""
     adjacency = list(graph)
     sizes = domain.sizes
     remaining = (1 << len(adjacency)) - 1
@@ -88,19 +89,28 @@ def _eliminated(domain: Domain, graph: Sequence[int]) -> list[int]:
         return math.prod(sizes[u] for u in _bits(adjacency[v] & remaining | 1 << v))
 
     key = [(fill_in(v), cells(v), v) for v in range(len(adjacency))]
+    queue = list(key)  # every attribute's present key, and keys it had before (skipped when drawn)
+    heapq.heapify(queue)
     formed: list[int] = []
     while remaining:
-        best = min(key[v] for v in _bits(remaining))[2]
+        entry = heapq.heappop(queue)
+        best = entry[2]
+        if not remaining >> best & 1 or entry != key[best]:
+            continue  # eliminated already, or its key changed since
         neighbours = adjacency[best] & remaining
+        around = 0  # the attributes next to a neighbour
         for u in _bits(neighbours):
+            around |= adjacency[u]
             adjacency[u] |= neighbours & ~(1 << u)
         formed.append(neighbours | 1 << best)
         remaining &= ~(1 << best)
         for u in _bits(neighbours):
             key[u] = (fill_in(u), cells(u), u)
-        for w in _bits(remaining & ~neighbours):
+            heapq.heappush(queue, key[u])
+        for w in _bits(around & remaining & ~neighbours):
             if (adjacency[w] & neighbours).bit_count() >= 2:
                 key[w] = (fill_in(w), key[w][1], w)
+                heapq.heappush(queue, key[w])
     return [c for c in formed if not any(c != d and c & d == c for d in formed)]
 
 
