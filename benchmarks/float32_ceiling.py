@@ -4,7 +4,7 @@ largest clique in aim's model at ε = 3). A standalone measurement of memory pas
 
     python benchmarks/float32_ceiling.py
 
-Prints the best of seven runs of each pass per dtype (see benchmarks/RESULTS.md, 2026-12-04 05:45).
+Prints the best of seven runs of each pass per dtype (see benchmarks/RESULTS.md, 2026-12-04 05:35).
 """
 
 from __future__ import annotations
