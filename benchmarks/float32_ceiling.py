@@ -1,6 +1,7 @@
 """How much a float32 fit could gain at most: the kinds of pass synth's fit makes over a large clique
 table, timed in float64 and in float32 on one table of 5.16 million cells (the shape of adult_coded's
-largest clique in aim's model at ε = 3). A standalone measurement of memory passes, not of synth's code.
+largest clique in aim's model at ε = 3). A standalone measurement of memory passes, not of synth's code:
+synth.model.kernels takes float64 tables only, so both dtypes go through the same plain loops here.
 
     python benchmarks/float32_ceiling.py
 
